@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Configuration: the [rngd] global keys and one [source NAME] section per source, from an
+ * INI file (/etc/rngd.conf by default) and from the command line, which wins. Strict: an
+ * unknown section or key, a bad or out-of-range value or a duplicate is an error whose text
+ * is "file:line: key 'x': reason" (or "file:line: reason" when no key is concerned).
+ * Nothing here logs or touches devices.
+ */
+#ifndef RNGD_CONF_H
+#define RNGD_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONF_DEFAULT_PATH "/etc/rngd.conf"
+#define CONF_ERR_MAX 512
+
+/* One key = value line of a [source ...] section, or one -O option. */
+struct conf_kv {
+	char *key;
+	char *value;
+	unsigned int line;	/* 0 when set on the command line */
+};
+
+/* One [source NAME] section ("hwrng", "file:usb0"), or the sources named by -O/-x/-n. */
+struct conf_section {
+	char *name;		/* full name: "file:usb0" */
+	char *type;		/* source type: "file" */
+	unsigned int line;	/* line of the section header, 0 for the command line */
+	struct conf_kv *kv;
+	size_t n_kv;
+};
+
+struct conf {
+	char *path;			/* file that was loaded, NULL when none */
+
+	/* [rngd] keys; command-line option in brackets. */
+	char *random_device;		/* random-device [-o]: sink, default /dev/random */
+	uint64_t feed_interval;		/* feed-interval [-R]: seconds between feeds, default 60 */
+	uint64_t feed_bytes;		/* feed-bytes [-s]: bytes per feed, 1..2500, default 64 */
+	uint64_t max_age;		/* max-age: seconds a tested block stays fresh, default 60 */
+	bool reseed;			/* reseed: RNDRESEEDCRNG after each feed, default yes */
+	uint64_t watermark;		/* fill-watermark [-W]: legacy kernels, bits; 0 = 3/4 pool */
+	uint64_t entropy_count;		/* entropy-count [-e]: cap on credited bits per byte, 1..8 */
+	char *pid_file;			/* pid-file [-p]: background mode only */
+	char *user;			/* user [-D USER:GROUP]: NULL = stay root */
+	char *group;
+	uint64_t ready_timeout;		/* ready-timeout: seconds before READY=1 anyway, default 5 */
+	char *status_file;		/* status-file: default /run/rngd/status.json */
+	uint64_t status_interval;	/* status-interval: seconds, 0 = only on SIGUSR1; default 10 */
+	uint64_t stats_interval;	/* stats-interval: seconds between statistics lines, 0 = off */
+	bool use_slow_sources;		/* use-slow-sources [-u] */
+
+	struct conf_section *sections;
+	size_t n_sections;
+};
+
+/* Fill c with the defaults. */
+void conf_init(struct conf *c);
+/* Free everything c owns; c may be half-built. */
+void conf_free(struct conf *c);
+
+/*
+ * Load an INI file on top of c. -ENOENT (err says so) when the file does not exist, so
+ * that the caller can accept a missing default file; -EINVAL with err filled for bad
+ * content; other -errno when it cannot be read. On failure c is left as it was.
+ */
+int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen);
+
+/* Same, from memory; name is used in error messages in place of a file name. */
+int conf_load_string(struct conf *c, const char *name, const char *text, size_t len, char *err,
+		     size_t errlen);
+
+/*
+ * Set one [rngd] key from the command line. where names the option for errors
+ * ("option -R"). 0 or -EINVAL with err = "option -R: key 'feed-interval': reason".
+ */
+int conf_set(struct conf *c, const char *key, const char *value, const char *where, char *err,
+	     size_t errlen);
+
+/*
+ * Set one key of a source section from the command line (-O SRC:KEY:VALUE, -x, -n, -r),
+ * creating the section when needed. Validated like a file line.
+ */
+int conf_set_source(struct conf *c, const char *source, const char *key, const char *value,
+		    const char *where, char *err, size_t errlen);
+
+/* The section called name, or NULL. */
+const struct conf_section *conf_find_section(const struct conf *c, const char *name);
+/* The value of key in section s, or NULL. */
+const char *conf_section_get(const struct conf_section *s, const char *key);
+
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Where tested entropy goes: the kernel (RNDADDENTROPY with honest credit, RNDRESEEDCRNG)
+ * or, in output mode, a file, FIFO or stdout (plain write, no credit). Also the feeding
+ * policy, as pure functions of a clock and the kernel's state so that tests drive it.
+ * Nothing here logs above debug level; errors are returned as -errno.
+ */
+#ifndef RNGD_SINK_H
+#define RNGD_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum kernel_gen {
+	KERNEL_MODERN,		/* poolsize 256: credit counts only before the CRNG is ready */
+	KERNEL_LEGACY,		/* poolsize 4096: POLLOUT below the write-wakeup threshold */
+};
+
+struct sink {
+	int fd;
+	bool output_mode;	/* plain write(), no ioctls */
+	enum kernel_gen gen;
+	char *path;
+	char *procdir;		/* "/proc/sys/kernel/random", replaceable by tests */
+};
+
+/*
+ * Open path. A character device with the random driver's numbers (1:8, 1:9) makes a kernel
+ * sink; anything else (regular file, FIFO, /dev/stdout) an output sink. "-" is stdout.
+ * procdir NULL means /proc/sys/kernel/random. 0 or -errno.
+ */
+int sink_open(struct sink *s, const char *path, const char *procdir);
+void sink_close(struct sink *s);
+
+/* Kernel generation from procdir/poolsize (4096 legacy, else modern). */
+int sink_detect_generation(const char *procdir, enum kernel_gen *ret);
+/* Whether the CRNG is initialised: getrandom(GRND_NONBLOCK) succeeds. */
+bool sink_crng_ready(void);
+/* Legacy: current entropy_avail in bits, or -errno. */
+int sink_entropy_avail(struct sink *s);
+/* Legacy: write_wakeup_threshold (bits). 0 or -errno. */
+int sink_set_watermark(struct sink *s, unsigned int bits);
+
+/*
+ * Credit arithmetic. bits = bytes * 8 * quality / 1024, the sub-bit remainder carried in
+ * *rem (units of 1/1024 bit) to the next call, never more than max_bits_per_byte * bytes
+ * (max_bits_per_byte 1..8).
+ */
+uint64_t sink_credit(uint64_t *rem, size_t bytes, unsigned int quality,
+		     unsigned int max_bits_per_byte);
+
+/*
+ * RNDADDENTROPY of n bytes credited with bits (<= 8 * n, enforced). EFAULT is retried
+ * once. -EPERM means no CAP_SYS_ADMIN. Output mode writes the bytes instead.
+ */
+int sink_add_entropy(struct sink *s, const uint8_t *buf, size_t n, unsigned int bits);
+/* RNDRESEEDCRNG; ENODATA (CRNG not ready) is not an error. 0 or -errno. */
+int sink_reseed(struct sink *s);
+/* Wait up to timeout_ms for /dev/random to poll writable: 1 writable, 0 timeout, -errno. */
+int sink_wait_writable(struct sink *s, int timeout_ms);
+
+/*
+ * Feeding policy. The main loop asks feed_plan() what to do now; it returns how many
+ * bytes to inject (0: nothing) and sets *next_ns to the monotonic time at which to ask
+ * again (the loop also asks when new blocks arrive).
+ *  - CRNG not ready: as much as is available, right away.
+ *  - first injection: as soon as the first block passed, ready or not.
+ *  - modern, ready: feed_bytes every feed_interval.
+ *  - legacy, ready: when the kernel polls writable (or every feed_interval at most),
+ *    refill to the watermark.
+ */
+struct feed_policy {
+	enum kernel_gen gen;
+	uint64_t interval_ns;
+	size_t feed_bytes;
+	bool output_mode;	/* output sink: write every block at once */
+	bool fed_once;
+	uint64_t last_feed_ns;
+};
+
+struct feed_state {
+	uint64_t now_ns;
+	bool crng_ready;
+	bool writable;			/* legacy: POLLOUT seen */
+	int entropy_avail;		/* legacy: bits */
+	unsigned int watermark;		/* legacy: bits */
+	size_t available;		/* fresh tested bytes waiting in the sources */
+};
+
+void feed_policy_init(struct feed_policy *p, enum kernel_gen gen, uint64_t interval_ns,
+		      size_t feed_bytes, bool output_mode);
+size_t feed_plan(const struct feed_policy *p, const struct feed_state *st, uint64_t *next_ns);
+/* Record that bytes were injected at now_ns. */
+void feed_done(struct feed_policy *p, uint64_t now_ns, size_t bytes);
+
+#endif

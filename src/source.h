@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Entropy sources: the driver contract (struct source_ops, one per file in src/sources/),
+ * the table of all drivers, option validation, and the runtime: one reader thread per
+ * enabled source that reads 2500-byte blocks, FIPS-tests them with its own continuous-test
+ * state and publishes the passed ones, time-stamped, into its ring. Reads are on demand:
+ * when the ring is full the thread waits. Every wait is cancellable; a stop ends every
+ * thread within 100 ms even when a read blocks.
+ */
+#ifndef RNGD_SOURCE_H
+#define RNGD_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "conf.h"
+#include "fips.h"
+
+struct source;
+struct source_set;
+
+enum source_state {
+	SOURCE_ABSENT,		/* cannot work on this machine (probe/init said why) */
+	SOURCE_STARTING,	/* opened, first block not tested yet */
+	SOURCE_RUNNING,
+	SOURCE_BACKOFF,		/* device gone or too many FIPS failures; retrying later */
+	SOURCE_FAILED,		/* given up until reload */
+};
+
+/* Name of a state as printed in -l, logs and the status file ("running"). */
+const char *source_state_name(enum source_state s);
+
+enum source_opt_type {
+	SOURCE_OPT_STRING,
+	SOURCE_OPT_PATH,	/* a string that must be an absolute path */
+	SOURCE_OPT_UINT,	/* decimal in [min, max] */
+	SOURCE_OPT_BOOL,	/* yes/no */
+	SOURCE_OPT_CHOICE,	/* one of choices[] */
+};
+
+/* One option key a driver accepts; a table ends with key == NULL. */
+struct source_option {
+	const char *key;
+	enum source_opt_type type;
+	const char *def;		/* default as text, NULL for "unset" */
+	uint64_t min, max;		/* SOURCE_OPT_UINT */
+	const char *const *choices;	/* SOURCE_OPT_CHOICE, NULL-terminated */
+	const char *help;		/* one line, for -O NAME and the man page */
+};
+
+/*
+ * A driver. Every source also accepts the common keys "enabled" (yes/no) and "quality"
+ * (0..1024 bits of entropy per 1024 bits, overriding the driver's and sysfs' value); the
+ * framework handles those.
+ */
+struct source_ops {
+	const char *name;		/* section name, e.g. "hwrng"; "file" is used as "file:NAME" */
+	const char *help;		/* one line for -l and -O NAME */
+	bool instances;			/* needs and allows [source NAME:INSTANCE] */
+	bool default_on;		/* enabled without configuration where it probes available */
+	bool hwrng_family;		/* reads /dev/hwrng: only one such source may be enabled */
+	unsigned int quality;		/* default credit, bits per 1024 bits */
+	const struct source_option *options;
+
+	/* Optional: check a combination of options. 0 or -EINVAL with why (one line). */
+	int (*check)(struct source *src, char *why, size_t len);
+	/*
+	 * Optional: can this source work here? Fast (under 100 ms), no side effects, no
+	 * privileges needed beyond read access. 0, or -errno with why ("no PadLock RNG on
+	 * this CPU"). Without probe, init decides.
+	 */
+	int (*probe)(struct source *src, char *why, size_t len);
+	/* Open devices; runs before privileges are dropped. 0 or -errno with why. */
+	int (*init)(struct source *src, char *why, size_t len);
+	/*
+	 * Read up to max bytes, blocking if need be. Returns bytes (> 0), 0 when nothing is
+	 * available now (the framework waits and retries), or -errno. Runs on the source's
+	 * thread; a blocked read is interrupted by a signal without SA_RESTART when the
+	 * source stops, so -EINTR must be returned as is. -ENODEV, -EIO, -EINVAL (CAAM) and
+	 * -ENXIO make the framework close (fini) and re-open (init) with back-off.
+	 */
+	ssize_t (*read)(struct source *src, void *buf, size_t max);
+	/* Close what init opened; must cope with a failed or partial init. */
+	void (*fini)(struct source *src);
+};
+
+/* All compiled-in drivers, in a fixed order, and their number. */
+extern const struct source_ops *const source_drivers[];
+extern const size_t source_n_drivers;
+
+/* Driver by source or section name ("file:x" finds "file"), or NULL. */
+const struct source_ops *source_find_driver(const char *name);
+
+/*
+ * Check a table of drivers: unique names, read present, option tables well formed.
+ * 0 or -EINVAL with why. Called once at start on source_drivers.
+ */
+int source_check_drivers(const struct source_ops *const *drivers, size_t n, char *why,
+			 size_t len);
+
+/*
+ * Validate one configuration section against its driver: known name, instance syntax,
+ * known keys, values of the right type and range, and the driver's check(). On error
+ * returns -EINVAL, sets *bad to the offending line (NULL when the section itself is wrong)
+ * and why to the reason without file, line or key.
+ */
+int source_check_section(const struct conf_section *s, const struct conf_kv **bad, char *why,
+			 size_t len);
+
+/* Print a driver's keys with defaults and help (-O NAME). -ENOENT for an unknown name. */
+int source_print_options(const char *name, FILE *f);
+
+/* ---- For drivers (src/sources/*.c) ---- */
+
+const char *source_name(const struct source *src);
+/* Option value as configured, else the driver's default (NULL when neither). */
+const char *source_opt_str(const struct source *src, const char *key);
+uint64_t source_opt_uint(const struct source *src, const char *key);
+bool source_opt_bool(const struct source *src, const char *key);
+/* Whether the configuration set key explicitly. */
+bool source_opt_is_set(const struct source *src, const char *key);
+void *source_priv(const struct source *src);
+void source_set_priv(struct source *src, void *priv);
+/* Quality found at run time (e.g. sysfs rng_quality); a configured "quality" still wins. */
+void source_set_quality(struct source *src, unsigned int quality);
+/* Sleep ns, cut short by a stop: 0 when slept, -ECANCELED when stopping. */
+int source_sleep(struct source *src, uint64_t ns);
+bool source_stopping(const struct source *src);
+/*
+ * Named event counters shown in statistics and the status file ("config-changed").
+ * source_counter() registers a name (at most 8 per source) and returns its index, or -ENOSPC.
+ */
+int source_counter(struct source *src, const char *name);
+void source_counter_add(struct source *src, int index, uint64_t n);
+
+/* ---- Runtime (main thread) ---- */
+
+struct source_stats {
+	enum source_state state;
+	uint64_t state_since;		/* CLOCK_REALTIME ns of the last state change */
+	uint64_t bytes_read;
+	uint64_t blocks_tested;
+	uint64_t blocks_passed;
+	uint64_t fips_failures[FIPS_N_TESTS];
+	uint64_t bytes_fed;
+	uint64_t bits_credited;
+	int last_error;			/* errno of the last failure, 0 if none */
+	char last_error_text[160];
+	size_t n_counters;
+	const char *counter_names[8];
+	uint64_t counters[8];
+};
+
+/*
+ * Build the sources from conf: every section, plus every default-on driver that has no
+ * section. Nothing is opened. 0, or -EINVAL with err for a configuration that names two
+ * hwrng-family sources or is otherwise inconsistent.
+ */
+int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen);
+/* Stops (if started), finis and frees everything; accepts NULL. */
+void source_set_free(struct source_set *set);
+
+size_t source_set_size(const struct source_set *set);
+struct source *source_set_get(struct source_set *set, size_t i);
+/* The source called name, or NULL. */
+struct source *source_set_find(struct source_set *set, const char *name);
+
+/*
+ * -l/--list: probe every known source (enabled or not) and print one line each to f:
+ * "hwrng: available, enabled (virtio_rng.0, quality 1024)" or
+ * "via: not available: no PadLock RNG on this CPU". Returns the number of enabled sources
+ * that can work. No source may take more than 100 ms.
+ */
+int source_set_list(struct source_set *set, FILE *f);
+
+/*
+ * Open every enabled source (driver init). A source that cannot work is logged once and
+ * marked absent. Returns the number of usable sources (0 means none), or -errno.
+ */
+int source_set_init(struct source_set *set);
+
+/*
+ * Start one reader thread per usable source. Each thread writes 1 to wake_fd (an eventfd)
+ * whenever it publishes a block or changes state. Signals stay blocked in the threads,
+ * except the private one used to interrupt reads. 0 or -errno.
+ */
+int source_set_start(struct source_set *set, int wake_fd);
+
+/* Ask every thread to stop, interrupt blocked reads, join. Returns within ~100 ms. */
+void source_set_stop(struct source_set *set);
+
+/*
+ * Consumer side, main thread only. Drop blocks older than max_age_ns, then copy up to n
+ * tested bytes into buf from the oldest fresh block on; returns the bytes copied. Bytes
+ * handed out are never handed out again.
+ */
+size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns);
+/* Fresh tested bytes ready to take. */
+size_t source_available(struct source *src, uint64_t now, uint64_t max_age_ns);
+/* Credit quality in bits per 1024 bits (configured, else found, else the driver's). */
+unsigned int source_quality(const struct source *src);
+/* Record what the sink did with bytes taken from src. */
+void source_account_fed(struct source *src, size_t bytes, uint64_t bits);
+/* A consistent snapshot of the counters. */
+void source_get_stats(const struct source *src, struct source_stats *out);
+/*
+ * Whether the thread is alive: it is in a deliberate wait of the framework (ring full,
+ * back-off, dry-spell sleep) or finished a read or test within limit_ns. A read that has
+ * blocked for longer than limit_ns counts as wedged. For the watchdog.
+ */
+bool source_is_healthy(const struct source *src, uint64_t now, uint64_t limit_ns);
+
+#endif

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	for (const char *p = s; *p; p++) {
+		unsigned int d;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		d = (unsigned int)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (v < min || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+int parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+ssize_t read_full(int fd, void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = read(fd, (uint8_t *)buf + done, n - done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (done > 0)
+				break;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
+
+int write_full(int fd, const void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = write(fd, (const uint8_t *)buf + done, n - done);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+ssize_t read_text_file(const char *path, char *buf, size_t size)
+{
+	int fd;
+	ssize_t r;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = read_full(fd, buf, size);
+	close(fd);
+	if (r < 0)
+		return r;
+	if ((size_t)r == size)
+		return -EFBIG;
+	while (r > 0 && (buf[r - 1] == '\n' || buf[r - 1] == '\r'))
+		r--;
+	buf[r] = '\0';
+	return r;
+}
+
+int write_text_file(const char *path, const char *value)
+{
+	size_t len = strlen(value);
+	char *line = malloc(len + 2);
+	int fd, r;
+
+	if (!line)
+		return -ENOMEM;
+	memcpy(line, value, len);
+	line[len] = '\n';
+	line[len + 1] = '\0';
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+	} else {
+		ssize_t w = write(fd, line, len + 1);
+
+		r = w < 0 ? -errno : (size_t)w == len + 1 ? 0 : -EIO;
+		if (close(fd) < 0 && r == 0)
+			r = -errno;
+	}
+	free(line);
+	return r;
+}
+
+void wipe(void *p, size_t n)
+{
+#ifdef HAVE_EXPLICIT_BZERO
+	explicit_bzero(p, n);
+#else
+	memset(p, 0, n);
+	__asm__ __volatile__("" : : "r"(p) : "memory");
+#endif
+}
+
+void closep(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+void freep(void *p)
+{
+	free(*(void **)p);
+}

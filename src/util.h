@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Small helpers shared by every module: checked number parsing, clocks, full reads and
+ * writes, sysfs-style text files. None of them log; all return 0/bytes or -errno.
+ */
+#ifndef RNGD_UTIL_H
+#define RNGD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+
+#define NSEC_PER_SEC 1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
+
+/*
+ * Parse an unsigned decimal integer in [min, max]. Leading and trailing blanks are not
+ * accepted, nor signs, nor a base prefix. Returns 0 and sets *ret, -EINVAL on junk,
+ * -ERANGE when out of range. *ret is untouched on failure.
+ */
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
+
+/* Parse yes/no, true/false, on/off, 1/0 (case-insensitive). 0 or -EINVAL. */
+int parse_bool(const char *s, bool *ret);
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds. */
+uint64_t now_ns(void);
+uint64_t realtime_ns(void);
+
+/*
+ * Read until n bytes, end of file or an error. EINTR is retried. Returns the number of
+ * bytes read (less than n only at end of file), or -errno if nothing could be read.
+ */
+ssize_t read_full(int fd, void *buf, size_t n);
+
+/* Write all n bytes, retrying short writes and EINTR. 0 or -errno. */
+int write_full(int fd, const void *buf, size_t n);
+
+/*
+ * Read a small text file (sysfs, procfs) into buf, NUL-terminated, trailing newline
+ * removed. Returns the length or -errno (-EFBIG when it does not fit).
+ */
+ssize_t read_text_file(const char *path, char *buf, size_t size);
+
+/* Write value followed by a newline to path in one write(). 0 or -errno. */
+int write_text_file(const char *path, const char *value);
+
+/* Wipe memory that held entropy; the compiler may not drop it. */
+void wipe(void *p, size_t n);
+
+/* Close *fd if it is open and set it to -1; for _cleanup_(closep). */
+void closep(int *fd);
+void freep(void *p);
+
+#endif

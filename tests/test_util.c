@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Unit tests for src/util.c. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "util.h"
+
+static void test_parse_uint(void **state)
+{
+	uint64_t v = 7;
+
+	assert_int_equal(parse_uint("0", 0, 10, &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(parse_uint("10", 0, 10, &v), 0);
+	assert_int_equal(v, 10);
+	assert_int_equal(parse_uint("11", 0, 10, &v), -ERANGE);
+	assert_int_equal(v, 10);
+	assert_int_equal(parse_uint("18446744073709551615", 0, UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(parse_uint("18446744073709551616", 0, UINT64_MAX, &v), -ERANGE);
+	assert_int_equal(parse_uint("", 0, 10, &v), -EINVAL);
+	assert_int_equal(parse_uint("abc", 0, 10, &v), -EINVAL);
+	assert_int_equal(parse_uint("-1", 0, 10, &v), -EINVAL);
+	assert_int_equal(parse_uint("+1", 0, 10, &v), -EINVAL);
+	assert_int_equal(parse_uint("0x1", 0, 10, &v), -EINVAL);
+	assert_int_equal(parse_uint(" 1", 0, 10, &v), -EINVAL);
+	assert_int_equal(parse_uint("1 ", 0, 10, &v), -EINVAL);
+	assert_int_equal(parse_uint("5", 6, 10, &v), -ERANGE);
+}
+
+static void test_parse_bool(void **state)
+{
+	bool b = false;
+
+	assert_int_equal(parse_bool("yes", &b), 0);
+	assert_true(b);
+	assert_int_equal(parse_bool("OFF", &b), 0);
+	assert_false(b);
+	assert_int_equal(parse_bool("1", &b), 0);
+	assert_true(b);
+	assert_int_equal(parse_bool("maybe", &b), -EINVAL);
+	assert_int_equal(parse_bool("", &b), -EINVAL);
+}
+
+static void test_text_file(void **state)
+{
+	char path[] = "/tmp/rngd-test-util-XXXXXX";
+	char buf[8];
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(write_text_file(path, "1024"), 0);
+	assert_int_equal(read_text_file(path, buf, sizeof(buf)), 4);
+	assert_string_equal(buf, "1024");
+	assert_int_equal(write_text_file(path, "12345678"), 0);
+	assert_int_equal(read_text_file(path, buf, sizeof(buf)), -EFBIG);
+	unlink(path);
+	assert_int_equal(read_text_file(path, buf, sizeof(buf)), -ENOENT);
+}
+
+static void test_read_full(void **state)
+{
+	int p[2];
+	uint8_t buf[16];
+
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(write_full(p[1], "abcdef", 6), 0);
+	close(p[1]);
+	assert_int_equal(read_full(p[0], buf, sizeof(buf)), 6);
+	assert_memory_equal(buf, "abcdef", 6);
+	assert_int_equal(read_full(p[0], buf, sizeof(buf)), 0);
+	close(p[0]);
+	assert_int_equal(read_full(-1, buf, sizeof(buf)), -EBADF);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_uint),
+		cmocka_unit_test(test_parse_bool),
+		cmocka_unit_test(test_text_file),
+		cmocka_unit_test(test_read_full),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
