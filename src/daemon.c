@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "notify.h"
+#include "stats.h"
+#include "util.h"
+
+/* Largest RNDADDENTROPY we make, and the output buffer for -o/--dump. */
+#define KERNEL_CHUNK FIPS_BLOCK_BYTES
+#define OUTPUT_CHUNK (64 * 1024)
+/* --once gives up when no tested block arrived in this time. */
+#define ONCE_TIMEOUT_NS (60 * NSEC_PER_SEC)
+
+static int block_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1);
+	/* A reader of our output that goes away is an EPIPE, not a death. */
+	signal(SIGPIPE, SIG_IGN);
+	return -pthread_sigmask(SIG_BLOCK, set, NULL);
+}
+
+static int arm_timer(int fd, uint64_t at_ns, uint64_t period_ns)
+{
+	struct itimerspec its = { 0 };
+
+	if (at_ns != UINT64_MAX) {
+		if (at_ns == 0)
+			at_ns = 1; /* 0 would disarm */
+		its.it_value.tv_sec = (time_t)(at_ns / NSEC_PER_SEC);
+		its.it_value.tv_nsec = (long)(at_ns % NSEC_PER_SEC);
+		its.it_interval.tv_sec = (time_t)(period_ns / NSEC_PER_SEC);
+		its.it_interval.tv_nsec = (long)(period_ns % NSEC_PER_SEC);
+	}
+	return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+}
+
+static void drain_fd(int fd)
+{
+	uint64_t v;
+
+	if (read(fd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing to drain. */
+	}
+}
+
+static const char *sink_kind(const struct daemon *d)
+{
+	if (!d->sink_open)
+		return "none";
+	if (d->sink.output_mode)
+		return "output";
+	return d->sink.gen == KERNEL_LEGACY ? "legacy kernel" : "kernel";
+}
+
+/* The tick serves the test-mode rate line, the status file, statistics and the watchdog. */
+static uint64_t tick_period(const struct daemon *d)
+{
+	uint64_t p = UINT64_MAX;
+
+	if (d->mode == DAEMON_TEST)
+		p = NSEC_PER_SEC;
+	if (d->conf.status_interval)
+		p = MIN(p, d->conf.status_interval * NSEC_PER_SEC);
+	if (d->conf.stats_interval)
+		p = MIN(p, d->conf.stats_interval * NSEC_PER_SEC);
+	if (d->watchdog_ns)
+		p = MIN(p, MAX(d->watchdog_ns / 4, 10 * NSEC_PER_MSEC));
+	if (!d->ready_sent && notify_enabled())
+		p = MIN(p, 250 * NSEC_PER_MSEC);
+	return p == UINT64_MAX ? 0 : p;
+}
+
+static int setup_credit(struct daemon *d)
+{
+	size_t n = source_set_size(d->set);
+	uint64_t *rem = calloc(n ? n : 1, sizeof(*rem));
+
+	if (!rem)
+		return -ENOMEM;
+	free(d->credit_rem);
+	d->credit_rem = rem;
+	d->n_credit_rem = n;
+	return 0;
+}
+
+static void setup_policy(struct daemon *d, bool keep_history)
+{
+	struct feed_policy old = d->policy;
+	bool output = d->mode == DAEMON_DUMP || (d->sink_open && d->sink.output_mode);
+
+	feed_policy_init(&d->policy, d->sink_open ? d->sink.gen : KERNEL_MODERN,
+			 d->conf.feed_interval * NSEC_PER_SEC, (size_t)d->conf.feed_bytes, output);
+	if (keep_history) {
+		d->policy.fed_once = old.fed_once;
+		d->policy.last_feed_ns = old.last_feed_ns;
+	}
+}
+
+int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
+		enum daemon_mode mode, uint64_t byte_limit, daemon_reload_fn reload,
+		void *reload_ctx)
+{
+	sigset_t mask;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	d->sig_fd = d->wake_fd = d->timer_fd = d->tick_fd = -1;
+	d->sink.fd = -1;
+	conf_init(&d->conf);
+	d->mode = mode;
+	d->byte_limit = byte_limit;
+	d->reload = reload;
+	d->reload_ctx = reload_ctx;
+	d->c.started = realtime_ns();
+
+	if (mode != DAEMON_TEST) {
+		r = sink_open(&d->sink, conf->random_device, NULL);
+		if (r < 0) {
+			log_error("cannot open '%s': %s", conf->random_device, strerror(-r));
+			goto fail;
+		}
+		d->sink_open = true;
+		if (mode == DAEMON_ONCE && d->sink.output_mode) {
+			log_error("--once feeds the kernel: '%s' is not a random device",
+				  conf->random_device);
+			r = -EINVAL;
+			goto fail;
+		}
+		if (!d->sink.output_mode) {
+			/* An empty RNDADDENTROPY tells whether we may feed at all. */
+			r = sink_add_entropy(&d->sink, NULL, 0, 0);
+			if (r == -EPERM) {
+				log_error("cannot feed the kernel: no CAP_SYS_ADMIN (in a container?); "
+					  "'rngd -t' tests the sources without feeding");
+				goto fail;
+			}
+			if (r < 0) {
+				log_error("cannot feed the kernel through '%s': %s",
+					  conf->random_device, strerror(-r));
+				goto fail;
+			}
+			if (d->sink.gen == KERNEL_LEGACY) {
+				unsigned int wm = conf->watermark ? (unsigned int)conf->watermark
+								  : 4096 * 3 / 4;
+
+				r = sink_set_watermark(&d->sink, wm);
+				if (r < 0)
+					log_warning("cannot set write_wakeup_threshold to %u: %s, ignoring",
+						    wm, strerror(-r));
+			}
+		}
+	}
+
+	r = block_signals(&mask);
+	if (r < 0)
+		goto fail;
+	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	d->buf_size = d->sink_open && !d->sink.output_mode ? KERNEL_CHUNK : OUTPUT_CHUNK;
+	d->buf = malloc(d->buf_size);
+	if (d->sig_fd < 0 || d->wake_fd < 0 || d->timer_fd < 0 || d->tick_fd < 0 || !d->buf) {
+		r = d->buf ? -errno : -ENOMEM;
+		log_error("cannot set up the main loop: %s", strerror(-r));
+		goto fail;
+	}
+
+	d->set = set;
+	r = setup_credit(d);
+	if (r < 0) {
+		d->set = NULL;
+		goto fail;
+	}
+	conf_free(&d->conf);
+	d->conf = *conf;
+	setup_policy(d, false);
+	d->watchdog_ns = notify_watchdog_usec() * NSEC_PER_USEC;
+	return 0;
+fail:
+	/* conf and set stay the caller's; d holds only its defaults and descriptors. */
+	daemon_fini(d);
+	return r;
+}
+
+static void reset_tick(struct daemon *d)
+{
+	uint64_t p = tick_period(d);
+
+	d->tick_ns = p;
+	arm_timer(d->tick_fd, p ? now_ns() + p : UINT64_MAX, p);
+}
+
+int daemon_start(struct daemon *d)
+{
+	uint64_t now = now_ns();
+	int r;
+
+	d->crng_ready = sink_crng_ready();
+	r = source_set_start(d->set, d->wake_fd);
+	if (r < 0) {
+		log_error("cannot start the source threads: %s", strerror(-r));
+		return r;
+	}
+	d->test_last_ns = d->test_start_ns = now;
+	d->ready_deadline_ns = now + d->conf.ready_timeout * NSEC_PER_SEC;
+	d->next_status_ns = now;
+	d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
+	reset_tick(d);
+	log_info("started: %zu source(s), sink %s%s", source_set_size(d->set), sink_kind(d),
+		 d->sink_open && !d->sink.output_mode && !d->crng_ready ? ", CRNG not ready yet"
+									  : "");
+	return 0;
+}
+
+static size_t fresh_available(struct daemon *d, uint64_t now)
+{
+	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
+	size_t n = 0;
+
+	for (size_t i = 0; i < source_set_size(d->set); i++)
+		n += source_available(source_set_get(d->set, i), now, max_age);
+	return n;
+}
+
+/*
+ * Take up to n bytes from the sources into d->buf, oldest source first in turn, and work
+ * out the credit each deserves. got[i]/bits[i] say what came from source i.
+ */
+static size_t gather(struct daemon *d, size_t n, uint64_t now, size_t *got, uint64_t *bits,
+		     uint64_t *total_bits)
+{
+	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
+	size_t off = 0, count = source_set_size(d->set);
+
+	*total_bits = 0;
+	for (size_t i = 0; i < count && off < n; i++) {
+		struct source *src = source_set_get(d->set, i);
+		size_t k = source_take(src, d->buf + off, n - off, now, max_age);
+
+		got[i] = k;
+		bits[i] = k ? sink_credit(&d->credit_rem[i], k, source_quality(src),
+					  (unsigned int)d->conf.entropy_count)
+			    : 0;
+		*total_bits += bits[i];
+		off += k;
+	}
+	return off;
+}
+
+/* Feed n bytes (as far as the sources have them). Returns bytes fed or -errno. */
+static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
+{
+	size_t count = source_set_size(d->set), total = 0;
+	size_t got[count ? count : 1];
+	uint64_t bits[count ? count : 1];
+
+	while (total < n) {
+		size_t chunk = MIN(n - total, d->buf_size), k;
+		uint64_t credit;
+		int r;
+
+		memset(got, 0, sizeof(got));
+		k = gather(d, chunk, now, got, bits, &credit);
+		if (k == 0)
+			break;
+		if (d->mode == DAEMON_TEST) {
+			r = 0;
+		} else {
+			if (d->byte_limit && d->c.bytes_fed + k > d->byte_limit)
+				k = (size_t)(d->byte_limit - d->c.bytes_fed);
+			r = sink_add_entropy(&d->sink, d->buf, k,
+					     d->sink.output_mode ? 0 : (unsigned int)credit);
+		}
+		wipe(d->buf, chunk);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < count; i++)
+			if (got[i])
+				source_account_fed(source_set_get(d->set, i), got[i],
+						   d->sink.output_mode ? 0 : bits[i]);
+		total += k;
+		if (d->mode == DAEMON_TEST) {
+			d->test_bytes += k;
+			continue;
+		}
+		d->c.bytes_fed += k;
+		if (!d->sink.output_mode)
+			d->c.bits_credited += credit;
+		if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
+			break;
+	}
+	return (ssize_t)total;
+}
+
+/* Ask the policy what to do, do it, and arm the feed timer. 1 when finished (--once). */
+static int feed_cycle(struct daemon *d)
+{
+	uint64_t now = now_ns(), next = UINT64_MAX;
+	struct feed_state st = { .now_ns = now };
+	size_t want;
+	ssize_t fed;
+
+	if (d->mode == DAEMON_TEST) {
+		fed = feed(d, SIZE_MAX, now);
+		return fed < 0 ? (int)fed : 0;
+	}
+	if (!d->crng_ready && !d->sink.output_mode)
+		d->crng_ready = sink_crng_ready();
+	st.crng_ready = d->crng_ready;
+	st.available = fresh_available(d, now);
+	if (!d->sink.output_mode && d->sink.gen == KERNEL_LEGACY) {
+		st.entropy_avail = sink_entropy_avail(&d->sink);
+		st.watermark = d->conf.watermark ? (unsigned int)d->conf.watermark : 4096 * 3 / 4;
+		st.writable = st.entropy_avail >= 0 && (unsigned int)st.entropy_avail < st.watermark;
+	}
+	want = feed_plan(&d->policy, &st, &next);
+	if (want > 0) {
+		fed = feed(d, want, now);
+		if (fed < 0) {
+			if (fed == -EPIPE && d->sink.output_mode) {
+				log_info("output closed by its reader; stopping");
+				return 1;
+			}
+			if (fed == -EPERM) {
+				log_error("the kernel refused RNDADDENTROPY: no CAP_SYS_ADMIN");
+				return -EPERM;
+			}
+			log_warning("cannot feed: %s, retrying in 1 s", strerror((int)-fed));
+			arm_timer(d->timer_fd, now + NSEC_PER_SEC, 0);
+			return 0;
+		}
+		if (fed > 0) {
+			feed_done(&d->policy, now, (size_t)fed);
+			if (!d->sink.output_mode) {
+				d->c.feeds++;
+				d->c.last_feed = realtime_ns();
+				if (d->conf.reseed && d->crng_ready && sink_reseed(&d->sink) == 0)
+					d->c.reseeds++;
+				log_debug("fed %zd bytes", fed);
+			}
+			if (!d->ready_sent) {
+				notify_ready();
+				d->ready_sent = true;
+			}
+			if (d->mode == DAEMON_ONCE)
+				return 1;
+			if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
+				return 1;
+			/* More may be wanted right away (CRNG not ready, output mode). */
+			next = MIN(next, now_ns());
+			feed_plan(&d->policy, &(struct feed_state){ .now_ns = now_ns(),
+					.crng_ready = d->crng_ready,
+					.available = fresh_available(d, now_ns()) }, &next);
+		}
+	}
+	arm_timer(d->timer_fd, next, 0);
+	return 0;
+}
+
+static void stats_line(struct daemon *d)
+{
+	for (size_t i = 0; i < source_set_size(d->set); i++) {
+		struct source *src = source_set_get(d->set, i);
+		struct source_stats s;
+
+		source_get_stats(src, &s);
+		log_full(LOG_INFO, source_name(src), "statistics", NULL,
+			 "%s; read %" PRIu64 " bytes; blocks %" PRIu64 " passed, %" PRIu64
+			 " failed; fed %" PRIu64 " bytes, %" PRIu64 " bits credited",
+			 source_state_name(s.state), s.bytes_read, s.blocks_passed,
+			 s.blocks_tested - s.blocks_passed, s.bytes_fed, s.bits_credited);
+	}
+	if (d->mode != DAEMON_TEST)
+		log_full(LOG_INFO, NULL, "statistics", NULL,
+			 "%" PRIu64 " feeds, %" PRIu64 " bytes, %" PRIu64 " bits credited, %" PRIu64
+			 " reseeds",
+			 d->c.feeds, d->c.bytes_fed, d->c.bits_credited, d->c.reseeds);
+}
+
+static void test_rate_line(struct daemon *d, bool final)
+{
+	uint64_t now = now_ns(), dt = now - d->test_last_ns, passed = 0, failed = 0;
+	double rate;
+
+	for (size_t i = 0; i < source_set_size(d->set); i++) {
+		struct source_stats s;
+
+		source_get_stats(source_set_get(d->set, i), &s);
+		passed += s.blocks_passed;
+		failed += s.blocks_tested - s.blocks_passed;
+	}
+	if (final) {
+		dt = now - d->test_start_ns;
+		rate = dt ? (double)d->test_bytes * 1e9 / (double)dt : 0;
+		log_notice("test summary: %" PRIu64 " bytes passed FIPS 140-2 in %.1f s (%.1f kB/s); "
+			   "blocks %" PRIu64 " passed, %" PRIu64 " failed",
+			   d->test_bytes, (double)dt / 1e9, rate / 1000, passed, failed);
+		return;
+	}
+	rate = dt ? (double)(d->test_bytes - d->test_last_bytes) * 1e9 / (double)dt : 0;
+	log_notice("test: %.1f kB/s; blocks %" PRIu64 " passed, %" PRIu64 " failed", rate / 1000,
+		   passed, failed);
+	d->test_last_ns = now;
+	d->test_last_bytes = d->test_bytes;
+}
+
+/* Every source thread healthy or deliberately idle: may we pet the watchdog? */
+static bool all_healthy(struct daemon *d, uint64_t now)
+{
+	uint64_t limit = d->watchdog_ns ? d->watchdog_ns / 2 : 30 * NSEC_PER_SEC;
+
+	for (size_t i = 0; i < source_set_size(d->set); i++)
+		if (!source_is_healthy(source_set_get(d->set, i), now, limit))
+			return false;
+	return true;
+}
+
+static void update_status(struct daemon *d, bool force_file);
+
+static void tick(struct daemon *d)
+{
+	uint64_t now = now_ns();
+
+	if (d->mode == DAEMON_TEST)
+		test_rate_line(d, false);
+	if (d->conf.stats_interval && now >= d->next_stats_ns) {
+		stats_line(d);
+		d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
+	}
+	if (!d->ready_sent && now >= d->ready_deadline_ns && d->mode == DAEMON_FEED) {
+		notify_status_now("Ready: nothing fed yet (no tested block within %" PRIu64 " s)",
+				  d->conf.ready_timeout);
+		notify_ready();
+		d->ready_sent = true;
+	}
+	if (d->watchdog_ns && all_healthy(d, now))
+		notify_watchdog();
+	update_status(d, false);
+	if (tick_period(d) != d->tick_ns)
+		reset_tick(d);
+}
+
+static int reload(struct daemon *d)
+{
+	char err[CONF_ERR_MAX];
+	struct conf conf;
+	struct source_set *set = NULL;
+	int usable;
+
+	if (!d->reload)
+		return 0;
+	notify_reloading();
+	log_info("reloading the configuration");
+	if (d->reload(d->reload_ctx, &conf, err, sizeof(err)) < 0) {
+		log_error("%s; keeping the old configuration", err);
+		goto done;
+	}
+	if (source_set_new(&set, &conf, err, sizeof(err)) < 0) {
+		log_error("%s; keeping the old configuration", err);
+		conf_free(&conf);
+		goto done;
+	}
+	if (strcmp(conf.random_device, d->conf.random_device) != 0)
+		log_warning("random-device changes only with a restart; still using '%s'",
+			    d->conf.random_device);
+	usable = source_set_init(set);
+	if (usable <= 0) {
+		log_error("no usable source in the new configuration; keeping the old one");
+		source_set_free(set);
+		conf_free(&conf);
+		goto done;
+	}
+	source_set_free(d->set);
+	d->set = set;
+	free(conf.random_device);
+	conf.random_device = d->conf.random_device;
+	d->conf.random_device = NULL;
+	conf_free(&d->conf);
+	d->conf = conf;
+	if (setup_credit(d) < 0 || source_set_start(d->set, d->wake_fd) < 0) {
+		log_error("cannot start the new sources");
+		return -ENOMEM;
+	}
+	setup_policy(d, true);
+	reset_tick(d);
+	log_info("configuration reloaded: %zu source(s)", source_set_size(d->set));
+done:
+	notify_ready();
+	update_status(d, true);
+	return 0;
+}
+
+/* Whether every source has ended for good (failed, or ran out of input). */
+static bool no_source_left(struct daemon *d)
+{
+	for (size_t i = 0; i < source_set_size(d->set); i++) {
+		struct source_stats s;
+
+		source_get_stats(source_set_get(d->set, i), &s);
+		if (s.state != SOURCE_FAILED && s.state != SOURCE_ABSENT)
+			return false;
+	}
+	return true;
+}
+
+int daemon_run(struct daemon *d)
+{
+	uint64_t once_deadline = now_ns() + ONCE_TIMEOUT_NS;
+	int r = 0;
+
+	feed_cycle(d);
+	for (;;) {
+		struct pollfd p[5] = {
+			{ .fd = d->sig_fd, .events = POLLIN },
+			{ .fd = d->wake_fd, .events = POLLIN },
+			{ .fd = d->timer_fd, .events = POLLIN },
+			{ .fd = d->tick_fd, .events = POLLIN },
+			{ .fd = -1, .events = POLLOUT },
+		};
+		int timeout = -1;
+
+		/* Legacy kernels only, and only with data to give: POLLOUT says "feed me". */
+		if (d->sink_open && !d->sink.output_mode && d->sink.gen == KERNEL_LEGACY &&
+		    fresh_available(d, now_ns()) > 0)
+			p[4].fd = d->sink.fd;
+		if (d->mode == DAEMON_ONCE)
+			timeout = 1000;
+		if (poll(p, ARRAY_SIZE(p), timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			log_error("poll: %m");
+			break;
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			bool stop = false;
+
+			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+					log_info("stopping on signal %s", strsignal((int)si.ssi_signo));
+					stop = true;
+				} else if (si.ssi_signo == SIGHUP) {
+					r = reload(d);
+					if (r < 0)
+						stop = true;
+				} else if (si.ssi_signo == SIGUSR1) {
+					stats_line(d);
+					update_status(d, true);
+				}
+			}
+			if (stop)
+				break;
+		}
+		if (p[1].revents & POLLIN)
+			drain_fd(d->wake_fd);
+		if (p[2].revents & POLLIN)
+			drain_fd(d->timer_fd);
+		if (p[3].revents & POLLIN) {
+			drain_fd(d->tick_fd);
+			tick(d);
+		}
+		r = feed_cycle(d);
+		if (r != 0) {
+			r = r > 0 ? 0 : r;
+			break;
+		}
+		if (no_source_left(d) && fresh_available(d, now_ns()) == 0) {
+			if (d->mode == DAEMON_TEST || (d->sink_open && d->sink.output_mode)) {
+				log_info("every source has ended; stopping");
+				break;
+			}
+			log_full(LOG_ERR, NULL, "no-source", SOURCE_MSGID_NO_SOURCE,
+				 "no entropy source left");
+			r = -ENOENT;
+			break;
+		}
+		if (d->mode == DAEMON_ONCE && now_ns() > once_deadline) {
+			log_error("--once: no tested data within %llu s",
+				  (unsigned long long)(ONCE_TIMEOUT_NS / NSEC_PER_SEC));
+			r = -ETIMEDOUT;
+			break;
+		}
+	}
+	notify_stopping();
+	if (d->mode == DAEMON_TEST)
+		test_rate_line(d, true);
+	return r;
+}
+
+void daemon_fini(struct daemon *d)
+{
+	source_set_free(d->set);
+	d->set = NULL;
+	if (d->sink_open)
+		sink_close(&d->sink);
+	d->sink_open = false;
+	closep(&d->sig_fd);
+	closep(&d->wake_fd);
+	closep(&d->timer_fd);
+	closep(&d->tick_fd);
+	if (d->buf)
+		wipe(d->buf, d->buf_size);
+	free(d->buf);
+	d->buf = NULL;
+	free(d->credit_rem);
+	d->credit_rem = NULL;
+	conf_free(&d->conf);
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The main loop: one thread (this one) waits in poll() on a signalfd, an eventfd the source
+ * threads write to when a tested block is ready, a timerfd for the feeding clock, a 1 s tick
+ * when something periodic is on, and, on legacy kernels, /dev/random's POLLOUT. It is the only
+ * thread that touches the sink, the status file and sd_notify.
+ */
+#ifndef RNGD_DAEMON_H
+#define RNGD_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conf.h"
+#include "sink.h"
+#include "source.h"
+
+enum daemon_mode {
+	DAEMON_FEED,	/* feed the kernel (or write to an output sink) until stopped */
+	DAEMON_TEST,	/* -t: test the sources, feed nothing, a rate line each second */
+	DAEMON_ONCE,	/* --once: feed once, reseed, exit */
+	DAEMON_DUMP,	/* --dump: one source to stdout, optionally a byte budget */
+};
+
+/* Loads the configuration again for SIGHUP (file plus command line). 0 or -EINVAL, err. */
+typedef int (*daemon_reload_fn)(void *ctx, struct conf *out, char *err, size_t len);
+
+struct daemon_counters {
+	uint64_t feeds;
+	uint64_t bytes_fed;
+	uint64_t bits_credited;
+	uint64_t reseeds;
+	uint64_t last_feed;	/* CLOCK_REALTIME ns, 0 = never */
+	uint64_t started;	/* CLOCK_REALTIME ns */
+};
+
+struct daemon {
+	struct conf conf;
+	struct source_set *set;
+	enum daemon_mode mode;
+	uint64_t byte_limit;	/* DAEMON_DUMP: stop after this many bytes, 0 = never */
+	daemon_reload_fn reload;
+	void *reload_ctx;
+
+	struct sink sink;
+	bool sink_open;
+	struct feed_policy policy;
+	bool crng_ready;
+	bool ready_sent;
+	int sig_fd, wake_fd, timer_fd, tick_fd;
+	uint64_t tick_ns;	/* tick period, 0 = off */
+	uint64_t *credit_rem;	/* per source, 1/1024 bit */
+	size_t n_credit_rem;
+	uint8_t *buf;
+	size_t buf_size;
+	struct daemon_counters c;
+	/* Test mode: what the last rate line saw. */
+	uint64_t test_start_ns, test_last_ns, test_last_bytes, test_bytes;
+	uint64_t next_status_ns, next_stats_ns, next_watchdog_ns, ready_deadline_ns;
+	uint64_t watchdog_ns;
+};
+
+/*
+ * Take ownership of conf and set, open the sink (kernel or output; none in test mode),
+ * check CAP_SYS_ADMIN where the kernel is fed (-EPERM, logged, when missing), block the
+ * signals and create the descriptors. Logs its own errors. 0 or -errno; on failure conf
+ * and set still belong to the caller.
+ */
+int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
+		enum daemon_mode mode, uint64_t byte_limit, daemon_reload_fn reload,
+		void *reload_ctx);
+
+/* Start the source threads. 0 or -errno (logged). */
+int daemon_start(struct daemon *d);
+
+/*
+ * Run until SIGTERM/SIGINT, the end of --once or --dump, or a fatal error. Returns 0 on a
+ * clean stop, -EPERM when the kernel refused the ioctl, -ENOENT when no source is left, or
+ * another -errno (all logged).
+ */
+int daemon_run(struct daemon *d);
+
+/* Stop the threads, close everything, free conf and the sources. Accepts a half-built d. */
+void daemon_fini(struct daemon *d);
+
+#endif
