@@ -298,7 +298,7 @@ int sink_add_entropy(struct sink *s, const uint8_t *buf, size_t n, unsigned int 
 		req.buf_size = (int)n;
 		memcpy(req.buf, buf, n);
 		r = add_entropy_ioctl(s->fd, &req);
-		wipe(&req, sizeof(req));
+		wipe(&req, offsetof(struct pool_req, buf) + n);
 		return r;
 	}
 
@@ -426,8 +426,9 @@ size_t feed_plan(const struct feed_policy *p, const struct feed_state *st, uint6
 		want = FEED_MAX_CHUNK;
 		more = true;
 	} else if (p->gen == KERNEL_LEGACY) {
-		bool refill = st->entropy_avail >= 0 ? (unsigned int)st->entropy_avail < st->watermark
-						     : st->writable;
+		bool refill = st->entropy_avail >= 0
+				      ? (unsigned int)st->entropy_avail < st->watermark
+				      : st->writable;
 
 		want = 0;
 		if (refill) {

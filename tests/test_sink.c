@@ -48,14 +48,14 @@ int __real_poll(struct pollfd *fds, nfds_t nfds, int timeout);
 #define SPY_BYTES 8192
 
 static struct {
-	bool fake;			/* scripted results instead of the kernel */
-	int errnos[MAX_SCRIPT];		/* fake: errno per call (0 = success) */
-	int entcnt;			/* fake RNDGETENTCNT answer */
-	int calls;			/* RNDADDENTROPY calls */
-	int other_calls;		/* every other request */
+	bool fake;		/* scripted results instead of the kernel */
+	int errnos[MAX_SCRIPT]; /* fake: errno per call (0 = success) */
+	int entcnt;		/* fake RNDGETENTCNT answer */
+	int calls;		/* RNDADDENTROPY calls */
+	int other_calls;	/* every other request */
 	unsigned long last_req;
-	int count, size;		/* last RNDADDENTROPY header */
-	uint8_t data[SPY_BYTES];	/* its first bytes */
+	int count, size;	 /* last RNDADDENTROPY header */
+	uint8_t data[SPY_BYTES]; /* its first bytes */
 } io;
 
 int __wrap_ioctl(int fd, unsigned long req, ...)
@@ -94,7 +94,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 }
 
 static struct {
-	int err;	/* 0: pass through; else fail with this errno */
+	int err; /* 0: pass through; else fail with this errno */
 	int calls;
 } gr;
 
@@ -109,12 +109,12 @@ ssize_t __wrap_getrandom(void *buf, size_t len, unsigned int flags)
 }
 
 static struct {
-	int n;			/* scripted results left; 0: pass through */
+	int n; /* scripted results left; 0: pass through */
 	int next;
 	int ret[MAX_SCRIPT];
 	int err[MAX_SCRIPT];
 	short revents[MAX_SCRIPT];
-	int timeouts[MAX_SCRIPT];	/* timeout of each call, scripted or not */
+	int timeouts[MAX_SCRIPT]; /* timeout of each call, scripted or not */
 	int calls;
 } pl;
 
@@ -204,8 +204,8 @@ static void put_file(const char *name, const char *text)
 
 static void rm_tmpdir(void)
 {
-	static const char *const names[] = { "poolsize", "write_wakeup_threshold", "out",
-					     "fifo", "link" };
+	static const char *const names[] = { "poolsize", "write_wakeup_threshold", "out", "fifo",
+					     "link" };
 	char path[128];
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
@@ -285,7 +285,7 @@ static void test_credit_caps(void **state)
 	rem = 0;
 	assert_int_equal(sink_credit(&rem, 1, 1000, 7), 7);
 	assert_int_equal(rem, 832);
-	assert_int_equal(sink_credit(&rem, 1, 1000, 7), 7);	/* 8832/1024 = 8 > 7 */
+	assert_int_equal(sink_credit(&rem, 1, 1000, 7), 7); /* 8832/1024 = 8 > 7 */
 	assert_int_equal(rem, 0);
 
 	/* a garbage remainder from the caller cannot push the credit past the cap */
@@ -489,7 +489,7 @@ static void test_policy_legacy(void **state)
 	k.st.watermark = 3072;
 	k.st.entropy_avail = 3500;
 	k.st.available = 64;
-	assert_int_equal(fk_step(&k), 64);	/* first block */
+	assert_int_equal(fk_step(&k), 64); /* first block */
 	t0 = k.st.now_ns;
 
 	/* full and not writable: nothing until the interval */
@@ -501,14 +501,14 @@ static void test_policy_legacy(void **state)
 	/* POLLOUT with entropy_avail below the watermark: refill in chunks until full */
 	k.st.writable = true;
 	k.st.entropy_avail = 0;
-	assert_int_equal(fk_step(&k), 384);	/* 3072 bits at 8 per byte */
+	assert_int_equal(fk_step(&k), 384); /* 3072 bits at 8 per byte */
 	assert_int_equal(k.next, k.st.now_ns);
-	k.st.entropy_avail = 2000;		/* the kernel credited less than asked */
-	assert_int_equal(fk_step(&k), 134);	/* ceil(1072 / 8) */
+	k.st.entropy_avail = 2000;	    /* the kernel credited less than asked */
+	assert_int_equal(fk_step(&k), 134); /* ceil(1072 / 8) */
 	assert_int_equal(k.next, k.st.now_ns);
-	k.st.entropy_avail = 3070;		/* a small deficit: at least feed_bytes */
+	k.st.entropy_avail = 3070; /* a small deficit: at least feed_bytes */
 	assert_int_equal(fk_step(&k), 64);
-	k.st.entropy_avail = 3072;		/* full: POLLOUT alone does not feed */
+	k.st.entropy_avail = 3072; /* full: POLLOUT alone does not feed */
 	assert_int_equal(fk_step(&k), 0);
 	assert_int_equal(k.next, k.st.now_ns + 60 * SEC);
 
@@ -559,9 +559,9 @@ static void test_policy_output_mode(void **state)
 	assert_true(k.next > k.st.now_ns && k.next <= k.st.now_ns + SEC);
 	for (int i = 0; i < 5; i++) {
 		k.st.available = 100000 + (size_t)i;
-		assert_int_equal(fk_step(&k), 100000 + (size_t)i);	/* all, no cap */
+		assert_int_equal(fk_step(&k), 100000 + (size_t)i); /* all, no cap */
 		assert_int_equal(k.next, k.st.now_ns);
-		k.st.now_ns += 1;	/* no pacing */
+		k.st.now_ns += 1; /* no pacing */
 	}
 	/* readiness and the kernel's state are irrelevant */
 	k.st.crng_ready = false;
@@ -632,7 +632,7 @@ static void test_policy_boot(void **state)
 		if (k.st.crng_ready)
 			assert_true(k.next > t);
 	}
-	assert_int_equal(t_ready, 250 * MS);		/* fed from the first block on */
+	assert_int_equal(t_ready, 250 * MS); /* fed from the first block on */
 	assert_int_equal(fed, 2500 + 64 * feeds_after_ready);
 	/* the last not-ready feed was at 0 s: periodic feeds at 60, 120, ... 600 s */
 	assert_int_equal(feeds_after_ready, 10);
@@ -657,7 +657,7 @@ static void test_open_kernel_modern(void **state)
 	sink_close(&s);
 	assert_int_equal(s.fd, -1);
 	assert_null(s.path);
-	sink_close(&s);		/* twice is fine */
+	sink_close(&s); /* twice is fine */
 
 	/* default procdir: this kernel is modern */
 	assert_int_equal(sink_open(&s, "/dev/urandom", NULL), 0);
@@ -686,7 +686,7 @@ static void test_generation(void **state)
 	char path[128], buf[32];
 
 	assert_int_equal(sink_detect_generation("/proc/sys/kernel/random", &g), 0);
-	assert_int_equal(g, KERNEL_MODERN);	/* this machine: poolsize 256 */
+	assert_int_equal(g, KERNEL_MODERN); /* this machine: poolsize 256 */
 
 	make_tmpdir();
 	assert_int_equal(sink_detect_generation(tmpdir, &g), -ENOENT);
@@ -698,7 +698,7 @@ static void test_generation(void **state)
 	put_file("poolsize", "junk");
 	g = KERNEL_LEGACY;
 	assert_int_equal(sink_detect_generation(tmpdir, &g), -EINVAL);
-	assert_int_equal(g, KERNEL_LEGACY);	/* untouched on failure */
+	assert_int_equal(g, KERNEL_LEGACY); /* untouched on failure */
 
 	put_file("poolsize", "4096");
 	put_file("write_wakeup_threshold", "896");
@@ -751,7 +751,7 @@ static void test_add_entropy_real(void **state)
 	ready = sink_crng_ready();
 	assert_int_equal(sink_open(&s, "/dev/random", NULL), 0);
 	assert_int_equal(s.gen, KERNEL_MODERN);
-	assert_true(ready);	/* this machine boots with the CRNG ready */
+	assert_true(ready); /* this machine boots with the CRNG ready */
 
 	/* Random bytes (credit only counts before readiness, and they are real entropy). */
 	assert_int_equal(getrandom(buf, sizeof(buf), 0), sizeof(buf));
@@ -857,10 +857,11 @@ static void test_add_entropy_faked(void **state)
 	assert_int_equal(sink_add_entropy(&s, buf, 100, 799), 0);
 	assert_int_equal(io.count, 799);
 
-	/* nothing to add: no ioctl */
+	/* nothing to add, or more than buf_size (an int) can say: no ioctl */
 	reset_fakes(NULL);
 	io.fake = true;
 	assert_int_equal(sink_add_entropy(&s, buf, 0, 0), 0);
+	assert_int_equal(sink_add_entropy(&s, buf, (size_t)INT_MAX + 1, 0), -EINVAL);
 	assert_int_equal(io.calls, 0);
 
 	/* reseed: ENODATA (not ready yet) is fine, other errors are not */
@@ -996,7 +997,7 @@ static void test_output_file(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 	assert_int_equal(sink_add_entropy(&s, buf, 1000, 8000), 0);
 	assert_int_equal(sink_add_entropy(&s, buf + 1000, 2000, 0), 0);
-	assert_int_equal(io.calls + io.other_calls, 0);	/* no ioctls in output mode */
+	assert_int_equal(io.calls + io.other_calls, 0); /* no ioctls in output mode */
 	assert_int_equal(sink_reseed(&s), 0);
 	assert_int_equal(io.other_calls, 0);
 	assert_int_equal(sink_entropy_avail(&s), -EOPNOTSUPP);
