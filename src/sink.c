@@ -405,7 +405,10 @@ void feed_policy_init(struct feed_policy *p, enum kernel_gen gen, uint64_t inter
  *  - 0 because nothing is due: *next_ns is when the next periodic feed falls due.
  *  - 0 because data is wanted but avail == 0: *next_ns = now + min(interval, 1 s) (at least
  *    1 ms), so the loop never spins; new blocks wake the caller earlier.
- * Every 0 return sets *next_ns > now.
+ * Every 0 return sets *next_ns > now. The caller refreshes crng_ready, entropy_avail and
+ * writable before each call: with a stale entropy_avail a legacy refill would go on until
+ * the sources run dry. It may inject fewer bytes than returned (its buffer) and report
+ * what it injected to feed_done().
  */
 size_t feed_plan(const struct feed_policy *p, const struct feed_state *st, uint64_t *next_ns)
 {

@@ -1053,6 +1053,20 @@ static void test_output_fifo(void **state)
 	assert_int_equal(sink_add_entropy(&s, buf, sizeof(buf), 8000), 0);
 	assert_int_equal(read(rfd, back, sizeof(back)), sizeof(buf));
 	assert_memory_equal(back, buf, sizeof(buf));
+	/* a full pipe does not poll writable */
+	{
+		int wfd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+
+		assert_true(wfd >= 0);
+		while (write(wfd, buf, sizeof(buf)) > 0)
+			;
+		assert_int_equal(errno, EAGAIN);
+		assert_int_equal(sink_wait_writable(&s, 0), 0);
+		while (read(rfd, back, sizeof(back)) > 0)
+			;
+		assert_int_equal(sink_wait_writable(&s, 0), 1);
+		close(wfd);
+	}
 	/* the reader goes away: EPIPE (SIGPIPE is the caller's business) */
 	close(rfd);
 	signal(SIGPIPE, SIG_IGN);
