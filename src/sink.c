@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The entropy sink: /dev/random ioctls or plain writes to an output, and the feeding policy.
+ * Kernel facts are from docs/kernel-interfaces.md §1 (drivers/char/random.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdalign.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <linux/random.h>
+
+#include "log.h"
+#include "sink.h"
+#include "util.h"
+
+#define DEFAULT_PROCDIR "/proc/sys/kernel/random"
+#define RANDOM_DEV "/dev/random"
+#define MEM_MAJOR 1
+#define RANDOM_MINOR 8
+#define URANDOM_MINOR 9
+#define LEGACY_POOLSIZE 4096
+
+/* Largest injection per feed_plan() call; also the stack buffer of sink_add_entropy(). */
+#define FEED_MAX_CHUNK 2500
+/* When data is wanted but none is available: ask again after at most this long. */
+#define FEED_RETRY_NS NSEC_PER_SEC
+#define FEED_RETRY_MIN_NS NSEC_PER_MSEC
+
+/*
+ * struct rand_pool_info with a fixed buffer: int entropy_count (bits), int buf_size (BYTES,
+ * although the uapi declares buf as __u32[]), then the data.
+ */
+struct pool_req {
+	int entropy_count;
+	int buf_size;
+	alignas(4) uint8_t buf[FEED_MAX_CHUNK];
+};
+
+_Static_assert(offsetof(struct pool_req, buf) == offsetof(struct rand_pool_info, buf),
+	       "struct pool_req must match struct rand_pool_info");
+_Static_assert(offsetof(struct pool_req, buf_size) == offsetof(struct rand_pool_info, buf_size),
+	       "struct pool_req must match struct rand_pool_info");
+
+static bool is_random_dev(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == MEM_MAJOR &&
+	       (minor(st->st_rdev) == RANDOM_MINOR || minor(st->st_rdev) == URANDOM_MINOR);
+}
+
+static int open_output(const char *path, const struct stat *st, bool exists)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0) {
+		/* Reopening /proc/self/fd/1 fails for sockets; a dup works for anything. */
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	if (!exists || S_ISREG(st->st_mode))
+		/* 0600: the data may end up as key material; only its owner should read it. */
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	else
+		/* FIFOs block here until a reader opens them; that is what the user asked. */
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	return fd < 0 ? -errno : fd;
+}
+
+int sink_open(struct sink *s, const char *path, const char *procdir)
+{
+	struct stat st;
+	bool exists = true;
+	int r;
+
+	*s = (struct sink){ .fd = -1, .gen = KERNEL_MODERN };
+	if (!path)
+		return -EINVAL;
+	s->path = strdup(path);
+	s->procdir = strdup(procdir ? procdir : DEFAULT_PROCDIR);
+	if (!s->path || !s->procdir) {
+		r = -ENOMEM;
+		goto fail;
+	}
+
+	if (strcmp(path, "-") != 0 && stat(path, &st) < 0) {
+		if (errno != ENOENT) {
+			r = -errno;
+			goto fail;
+		}
+		exists = false;
+	}
+
+	if (strcmp(path, "-") != 0 && exists && is_random_dev(&st)) {
+		/*
+		 * RNDADDENTROPY checks CAP_SYS_ADMIN, not the open mode; write access only matters
+		 * for POLLOUT semantics, so fall back to read-only when the node denies writes.
+		 */
+		s->fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+		if (s->fd < 0 && (errno == EACCES || errno == EPERM))
+			s->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (s->fd < 0) {
+			r = -errno;
+			goto fail;
+		}
+		/*
+		 * Without a readable poolsize (no /proc in a container), assume modern: its
+		 * timer-driven feeding never blocks and is harmless on legacy kernels too.
+		 */
+		r = sink_detect_generation(s->procdir, &s->gen);
+		if (r < 0) {
+			log_debug("sink: cannot read %s/poolsize (%s), assuming a modern kernel",
+				  s->procdir, strerror(-r));
+			s->gen = KERNEL_MODERN;
+		}
+		return 0;
+	}
+
+	s->output_mode = true;
+	r = open_output(path, &st, exists);
+	if (r < 0)
+		goto fail;
+	s->fd = r;
+	return 0;
+
+fail:
+	sink_close(s);
+	return r;
+}
+
+void sink_close(struct sink *s)
+{
+	if (!s)
+		return;
+	closep(&s->fd);
+	free(s->path);
+	s->path = NULL;
+	free(s->procdir);
+	s->procdir = NULL;
+}
+
+static int proc_path(const struct sink *s, const char *name, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "%s/%s", s->procdir ? s->procdir : DEFAULT_PROCDIR, name);
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int sink_detect_generation(const char *procdir, enum kernel_gen *ret)
+{
+	struct sink tmp = { .procdir = (char *)procdir };
+	char path[PATH_MAX], buf[32];
+	uint64_t v;
+	ssize_t n;
+	int r;
+
+	r = proc_path(&tmp, "poolsize", path, sizeof(path));
+	if (r < 0)
+		return r;
+	n = read_text_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	r = parse_uint(buf, 0, UINT32_MAX, &v);
+	if (r < 0)
+		return r;
+	/* 4096 bits until 5.17; the BLAKE2s pool of 5.18+ reports 256. */
+	*ret = v == LEGACY_POOLSIZE ? KERNEL_LEGACY : KERNEL_MODERN;
+	return 0;
+}
+
+static bool poll_random_readable(void)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	int r;
+
+	pfd.fd = open(RANDOM_DEV, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (pfd.fd < 0)
+		return false;
+	r = poll(&pfd, 1, 0);
+	close(pfd.fd);
+	return r > 0 && (pfd.revents & POLLIN);
+}
+
+bool sink_crng_ready(void)
+{
+	uint8_t b;
+	ssize_t r;
+
+	do
+		r = getrandom(&b, 1, GRND_NONBLOCK);
+	while (r < 0 && errno == EINTR);
+	wipe(&b, sizeof(b));
+	if (r == 1)
+		return true;
+	/*
+	 * getrandom() appeared in 3.17. Before that, /dev/random polls readable once its pool
+	 * holds read_wakeup_threshold bits: the closest signal those kernels have.
+	 */
+	if (r < 0 && errno == ENOSYS)
+		return poll_random_readable();
+	return false;
+}
+
+int sink_entropy_avail(struct sink *s)
+{
+	int bits;
+
+	if (s->output_mode)
+		return -EOPNOTSUPP;
+	if (ioctl(s->fd, RNDGETENTCNT, &bits) < 0)
+		return -errno;
+	return bits < 0 ? 0 : bits;
+}
+
+int sink_set_watermark(struct sink *s, unsigned int bits)
+{
+	char path[PATH_MAX], val[16];
+	int r;
+
+	if (s->output_mode)
+		return -EOPNOTSUPP;
+	r = proc_path(s, "write_wakeup_threshold", path, sizeof(path));
+	if (r < 0)
+		return r;
+	snprintf(val, sizeof(val), "%u", bits);
+	/* Since 5.18 the write succeeds and is ignored (proc_do_rointvec). */
+	return write_text_file(path, val);
+}
+
+uint64_t sink_credit(uint64_t *rem, size_t bytes, unsigned int quality,
+		     unsigned int max_bits_per_byte)
+{
+	unsigned __int128 total, bits, cap;
+
+	if (quality > 1024)
+		quality = 1024;
+	if (max_bits_per_byte > 8)
+		max_bits_per_byte = 8;
+	/* In 1/1024-bit units; 128 bits cannot overflow: SIZE_MAX * 8 * 1024 < 2^78. */
+	total = (unsigned __int128)bytes * 8 * quality + *rem;
+	bits = total / 1024;
+	cap = (unsigned __int128)bytes * max_bits_per_byte;
+	if (bits > cap) {
+		/* Capped: carrying the remainder would credit the excess later. */
+		bits = cap;
+		*rem = 0;
+	} else {
+		*rem = (uint64_t)(total % 1024);
+	}
+	return bits > UINT64_MAX ? UINT64_MAX : (uint64_t)bits;
+}
+
+static int add_entropy_ioctl(int fd, void *req)
+{
+	/*
+	 * RNDADDENTROPY answers EFAULT when it could not consume every byte, e.g. a signal
+	 * arrived at a page boundary of the copy; one retry is enough for that.
+	 */
+	for (int attempt = 0;; attempt++) {
+		if (ioctl(fd, RNDADDENTROPY, req) == 0)
+			return 0;
+		if (errno != EFAULT || attempt > 0)
+			return -errno;
+	}
+}
+
+int sink_add_entropy(struct sink *s, const uint8_t *buf, size_t n, unsigned int bits)
+{
+	struct rand_pool_info *info;
+	struct pool_req req;
+	int r;
+
+	if (n == 0)
+		return 0;
+	if (s->output_mode)
+		return write_full(s->fd, buf, n);
+	if (n > INT_MAX)
+		return -EINVAL;
+	/* The kernel never checks entropy_count <= 8 * buf_size; we must. */
+	if ((uint64_t)bits > (uint64_t)n * 8)
+		bits = (unsigned int)MIN((uint64_t)n * 8, (uint64_t)UINT_MAX);
+	if (bits > INT_MAX)
+		bits = INT_MAX;
+
+	if (n <= sizeof(req.buf)) {
+		req.entropy_count = (int)bits;
+		req.buf_size = (int)n;
+		memcpy(req.buf, buf, n);
+		r = add_entropy_ioctl(s->fd, &req);
+		wipe(&req, offsetof(struct pool_req, buf) + n);
+		return r;
+	}
+
+	info = malloc(sizeof(*info) + n);
+	if (!info)
+		return -ENOMEM;
+	info->entropy_count = (int)bits;
+	info->buf_size = (int)n;
+	memcpy(info->buf, buf, n);
+	r = add_entropy_ioctl(s->fd, info);
+	wipe(info, sizeof(*info) + n);
+	free(info);
+	return r;
+}
+
+int sink_reseed(struct sink *s)
+{
+	if (s->output_mode)
+		return 0;
+	if (ioctl(s->fd, RNDRESEEDCRNG) == 0)
+		return 0;
+	/* ENODATA: the CRNG is not ready yet, so there is nothing to reseed. */
+	return errno == ENODATA ? 0 : -errno;
+}
+
+int sink_wait_writable(struct sink *s, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = s->fd, .events = POLLOUT };
+	int extra_fd = -1, r;
+	uint64_t deadline;
+	struct stat st;
+
+	if (timeout_ms < 0)
+		return -EINVAL;
+	/*
+	 * /dev/urandom has no poll handler and always reports writable; only /dev/random's
+	 * POLLOUT means anything, so poll that node for a sink opened on urandom.
+	 */
+	if (!s->output_mode && fstat(s->fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+	    minor(st.st_rdev) == URANDOM_MINOR) {
+		extra_fd = open(RANDOM_DEV, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (extra_fd < 0)
+			return -errno;
+		pfd.fd = extra_fd;
+	}
+
+	deadline = now_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
+	for (;;) {
+		uint64_t t;
+
+		r = poll(&pfd, 1, timeout_ms);
+		if (r >= 0 || errno != EINTR)
+			break;
+		t = now_ns();
+		timeout_ms = t >= deadline
+				     ? 0
+				     : (int)((deadline - t + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+	}
+	if (r < 0)
+		r = -errno;
+	else if (r > 0)
+		r = (pfd.revents & (POLLOUT | POLLERR | POLLHUP | POLLNVAL)) ? 1 : 0;
+	if (r > 0 && (pfd.revents & POLLNVAL))
+		r = -EBADF;
+	closep(&extra_fd);
+	return r;
+}
+
+/* Feeding policy. */
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+void feed_policy_init(struct feed_policy *p, enum kernel_gen gen, uint64_t interval_ns,
+		      size_t feed_bytes, bool output_mode)
+{
+	*p = (struct feed_policy){
+		.gen = gen,
+		.interval_ns = interval_ns,
+		.feed_bytes = feed_bytes,
+		.output_mode = output_mode,
+	};
+}
+
+/*
+ * Decisions, in order (now = st->now_ns, avail = st->available):
+ *  1. Output mode: everything available, no pacing and no cap.
+ *  2. CRNG not ready, or nothing fed yet: up to FEED_MAX_CHUNK right away (the very first
+ *     injection of a ready modern kernel is feed_bytes, of a ready legacy kernel the legacy
+ *     amount below).
+ *  3. Modern, ready: feed_bytes once now >= last_feed + interval.
+ *  4. Legacy, ready: a refill is needed when entropy_avail < watermark; when entropy_avail
+ *     is unknown (< 0), when POLLOUT was seen. A known entropy_avail >= watermark overrides
+ *     POLLOUT, which can be stale or come from /dev/urandom (always writable). The refill is
+ *     the deficit in bytes at full credit, ceil((watermark - avail) / 8), at least feed_bytes
+ *     and at most FEED_MAX_CHUNK; the caller asks again with a fresh entropy_avail until the
+ *     watermark is reached. Without a refill, feed_bytes once the interval has passed.
+ * Return value and *next_ns:
+ *  - n > 0: inject n bytes (at most avail), call feed_done() and ask again at *next_ns:
+ *    now while a phase wants more (output, not ready, legacy refill), else
+ *    now + interval (the periodic feed just made).
+ *  - 0 because nothing is due: *next_ns is when the next periodic feed falls due.
+ *  - 0 because data is wanted but avail == 0: *next_ns = now + min(interval, 1 s) (at least
+ *    1 ms), so the loop never spins; new blocks wake the caller earlier.
+ * Every 0 return sets *next_ns > now. The caller refreshes crng_ready, entropy_avail and
+ * writable before each call: with a stale entropy_avail a legacy refill would go on until
+ * the sources run dry. It may inject fewer bytes than returned (its buffer) and report
+ * what it injected to feed_done().
+ */
+size_t feed_plan(const struct feed_policy *p, const struct feed_state *st, uint64_t *next_ns)
+{
+	uint64_t now = st->now_ns, retry, due_at;
+	size_t want;
+	bool due, more = false;
+
+	retry = p->interval_ns < FEED_RETRY_NS ? p->interval_ns : FEED_RETRY_NS;
+	if (retry < FEED_RETRY_MIN_NS)
+		retry = FEED_RETRY_MIN_NS;
+	due_at = add_sat(p->last_feed_ns, p->interval_ns);
+	due = !p->fed_once || now >= due_at;
+
+	if (p->output_mode) {
+		want = SIZE_MAX;
+		more = true;
+	} else if (!st->crng_ready) {
+		want = FEED_MAX_CHUNK;
+		more = true;
+	} else if (p->gen == KERNEL_LEGACY) {
+		bool refill = st->entropy_avail >= 0
+				      ? (unsigned int)st->entropy_avail < st->watermark
+				      : st->writable;
+
+		want = 0;
+		if (refill) {
+			if (st->entropy_avail >= 0) {
+				uint64_t deficit = st->watermark - (unsigned int)st->entropy_avail;
+
+				want = (size_t)MIN((deficit + 7) / 8, (uint64_t)FEED_MAX_CHUNK);
+			} else {
+				want = FEED_MAX_CHUNK;
+			}
+			want = MAX(want, MIN(p->feed_bytes, (size_t)FEED_MAX_CHUNK));
+			more = true;
+		} else if (due) {
+			want = p->feed_bytes;
+		}
+	} else {
+		want = due ? p->feed_bytes : 0;
+	}
+
+	if (want == 0) {
+		/* Nothing due (or feed_bytes 0): wake for the next periodic feed. */
+		*next_ns = due ? add_sat(now, p->interval_ns ? p->interval_ns : retry) : due_at;
+		if (*next_ns <= now)
+			*next_ns = add_sat(now, retry);
+		return 0;
+	}
+	if (st->available == 0) {
+		*next_ns = add_sat(now, retry);
+		return 0;
+	}
+	*next_ns = more ? now : add_sat(now, p->interval_ns);
+	return MIN(want, st->available);
+}
+
+void feed_done(struct feed_policy *p, uint64_t now_ns, size_t bytes)
+{
+	if (bytes == 0)
+		return;
+	p->fed_once = true;
+	p->last_feed_ns = now_ns;
+}
