@@ -144,8 +144,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 			goto fail;
 		}
 		if (!d->sink.output_mode) {
-			/* An empty RNDADDENTROPY tells whether we may feed at all. */
-			r = sink_add_entropy(&d->sink, NULL, 0, 0);
+			r = sink_check_access(&d->sink);
 			if (r == -EPERM) {
 				log_error("cannot feed the kernel: no CAP_SYS_ADMIN (in a container?); "
 					  "'rngd -t' tests the sources without feeding");

@@ -314,6 +314,15 @@ int sink_add_entropy(struct sink *s, const uint8_t *buf, size_t n, unsigned int 
 	return r;
 }
 
+int sink_check_access(struct sink *s)
+{
+	struct pool_req req = { .entropy_count = 0, .buf_size = 0 };
+
+	if (s->output_mode)
+		return 0;
+	return add_entropy_ioctl(s->fd, &req);
+}
+
 int sink_reseed(struct sink *s)
 {
 	if (s->output_mode)

@@ -55,6 +55,11 @@ uint64_t sink_credit(uint64_t *rem, size_t bytes, unsigned int quality,
  * once. -EPERM means no CAP_SYS_ADMIN. Output mode writes the bytes instead.
  */
 int sink_add_entropy(struct sink *s, const uint8_t *buf, size_t n, unsigned int bits);
+/*
+ * Whether the kernel lets us feed it: an empty RNDADDENTROPY (no data, no credit).
+ * 0, -EPERM without CAP_SYS_ADMIN, other -errno. Always 0 in output mode.
+ */
+int sink_check_access(struct sink *s);
 /* RNDRESEEDCRNG; ENODATA (CRNG not ready) is not an error. 0 or -errno. */
 int sink_reseed(struct sink *s);
 /* Wait up to timeout_ms for /dev/random to poll writable: 1 writable, 0 timeout, -errno. */
