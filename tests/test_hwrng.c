@@ -658,8 +658,49 @@ static void test_real_hwrng(void **state)
 	fake_source_free(src);
 }
 
+/*
+ * Switch the machine's backend to none under the driver and back (kernel-interfaces.md
+ * §2.4). Run only by tests/hwrng-real.sh, which restores rng_current even on failure.
+ */
+static void test_real_switch(void **state)
+{
+	const char *cur_path = "/sys/class/misc/hw_random/rng_current";
+	const char *sel_path = "/sys/class/misc/hw_random/rng_selected";
+	char before[128], sel[16], why[256];
+	struct source *src;
+	uint8_t buf[2500];
+
+	fake_misc = false;
+	assert_true(read_text_file(cur_path, before, sizeof(before)) > 0);
+	if (read_text_file(sel_path, sel, sizeof(sel)) < 0)
+		snprintf(sel, sizeof(sel), "1");
+	src = fake_source_new(&source_hwrng, NULL, NULL);
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), 0);
+	assert_string_equal(why, before);
+	assert_int_equal(source_hwrng.read(src, buf, 64), 64);
+
+	assert_int_equal(write_text_file(cur_path, "none"), 0);
+	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), -ENODEV);
+	source_hwrng.fini(src);
+	assert_int_equal(source_hwrng.probe(src, why, sizeof(why)), -ENODEV);
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), -ENODEV);
+	assert_string_equal(why, "no current hwrng backend (rng_current is none)");
+
+	/* An automatic choice comes back with "", a user's with its name. */
+	assert_int_equal(write_text_file(cur_path, strcmp(sel, "0") == 0 ? "" : before), 0);
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), 0);
+	assert_string_equal(why, before);
+	assert_int_equal(source_hwrng.read(src, buf, 64), 64);
+	wipe(buf, sizeof(buf));
+	source_hwrng.fini(src);
+	fake_source_free(src);
+}
+
 int main(void)
 {
+	const struct CMUnitTest real_switch[] = {
+		cmocka_unit_test(test_real_switch),
+	};
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_misc_current_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quality_absent, setup, teardown),
@@ -679,5 +720,7 @@ int main(void)
 		cmocka_unit_test(test_real_hwrng),
 	};
 
+	if (getenv("RNGD_TEST_HWRNG_SWITCH_NOW"))
+		return cmocka_run_group_tests(real_switch, NULL, NULL);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -234,8 +234,12 @@ int hwrng_probe(struct source *src, const struct hwrng_profile *p, char *why, si
 }
 
 /*
- * Make fs->target the current backend. On success *changed tells whether rng_current was
- * written; prev and prev_auto say how to put the old selection back.
+ * Make fs->target the current backend. *changed tells whether rng_current was written.
+ *
+ * Policy: a successful selection stays in effect after fini, like an admin's echo. fini
+ * may run after privileges are dropped, when sysfs is no longer writable, and restoring on
+ * every back-off re-open would flip the backend to and fro. Only a failed init puts the
+ * previous selection back (restore_backend).
  */
 static int select_backend(const char *dir, const struct hwrng_sysfs *fs, bool *changed, char *why,
 			  size_t len)
