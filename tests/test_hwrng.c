@@ -403,6 +403,8 @@ static void test_virtio_requires_backend(void **state)
 	src = new_src(&source_virtio, "backend=tpm-rng-0", NULL);
 	assert_int_equal(source_virtio.check(src, why, sizeof(why)), -EINVAL);
 	assert_string_equal(why, "backend 'tpm-rng-0' is not a virtio_rng.N backend");
+	assert_int_equal(source_virtio.init(src, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "backend 'tpm-rng-0' is not a virtio_rng.N backend");
 	fake_source_free(src);
 	src = new_src(&source_virtio, "backend=virtio_rng.1", NULL);
 	assert_int_equal(source_virtio.check(src, why, sizeof(why)), 0);

@@ -178,8 +178,8 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 	}
 	if (want) {
 		if (is_none(want) || !backend_matches(p, want)) {
-			snprintf(why, len, "backend '%s' is not a %s backend", want,
-				 p->backend ? p->backend : "usable");
+			snprintf(why, len, "backend '%s' is not a %s%s backend", want,
+				 p->backend ? p->backend : "usable", p->prefix ? "N" : "");
 			return -EINVAL;
 		}
 		if (!find_in_list(fs->available, p, want, fs->target, sizeof(fs->target))) {
