@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * hwrng: the kernel's hw_random device, /dev/hwrng (misc 10:183), and its sysfs directory
+ * (kernel-interfaces.md §2). The reader is shared with the virtio and caam profiles.
+ *
+ * The sysfs logic (backend, quality) runs only when the device is the misc hwrng; a regular
+ * file, a FIFO or another character device (an external TRNG driver) is just read.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "sources/hwrng.h"
+#include "util.h"
+
+/* include/linux/miscdevice.h: MISC_MAJOR 10, HWRNG_MINOR 183. */
+#define HWRNG_MAJOR 10
+#define HWRNG_MINOR 183
+/* /dev/random and /dev/urandom are mem devices 1:8 and 1:9. */
+#define MEM_MAJOR 1
+
+#define NAME_SIZE 128
+#define LIST_SIZE 1024
+
+struct hwrng_state {
+	const struct hwrng_profile *quirks;
+	int fd;
+	size_t read_size;
+	int hw_error_counter;
+};
+
+/* What the hw_random sysfs directory says, and what the source should use. */
+struct hwrng_sysfs {
+	char current[NAME_SIZE];
+	char available[LIST_SIZE];
+	char target[NAME_SIZE]; /* backend to use; "" when unknown (no sysfs) */
+};
+
+static const struct hwrng_profile hwrng_profile_plain = {
+	.driver = "hwrng",
+	.unit = 1,
+};
+
+static bool is_misc_hwrng(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == HWRNG_MAJOR &&
+	       minor(st->st_rdev) == HWRNG_MINOR;
+}
+
+/* Whether the device can be read as a source; *misc tells whether it is /dev/hwrng. */
+static int classify(const char *path, const struct stat *st, bool *misc, char *why, size_t len)
+{
+	*misc = is_misc_hwrng(st);
+	if (*misc || S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
+		return 0;
+	if (S_ISCHR(st->st_mode)) {
+		if (major(st->st_rdev) == MEM_MAJOR &&
+		    (minor(st->st_rdev) == 8 || minor(st->st_rdev) == 9)) {
+			snprintf(why, len,
+				 "refusing %s: the kernel's random device is not an entropy source",
+				 path);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	snprintf(why, len, "%s is not a character device, regular file or FIFO", path);
+	return -EINVAL;
+}
+
+static bool backend_matches(const struct hwrng_profile *p, const char *name)
+{
+	if (!p->backend)
+		return true;
+	if (p->prefix)
+		return strncmp(name, p->backend, strlen(p->backend)) == 0 &&
+		       name[strlen(p->backend)] != '\0';
+	return strcmp(name, p->backend) == 0;
+}
+
+/* The kernel's way of saying "no backend": "none" (6.18.y+) or an empty rng_current. */
+static bool is_none(const char *name)
+{
+	return name[0] == '\0' || strcmp(name, "none") == 0;
+}
+
+/*
+ * Find the first word of the space-separated list that matches profile p (or equals name
+ * when name is not NULL); copy it to out. true when found.
+ */
+static bool find_in_list(const char *list, const struct hwrng_profile *p, const char *name,
+			 char *out, size_t size)
+{
+	const char *s = list;
+
+	while (*s) {
+		size_t n;
+
+		s += strspn(s, " \t\n");
+		n = strcspn(s, " \t\n");
+		if (n > 0 && n < size) {
+			char word[NAME_SIZE];
+
+			memcpy(word, s, n);
+			word[n] = '\0';
+			if (name ? strcmp(word, name) == 0
+				 : !is_none(word) && backend_matches(p, word)) {
+				snprintf(out, size, "%s", word);
+				return true;
+			}
+		}
+		s += n;
+	}
+	return false;
+}
+
+static int sysfs_read(const char *dir, const char *attr, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return (int)read_text_file(path, buf, size);
+}
+
+static int sysfs_write(const char *dir, const char *attr, const char *value)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
+		return -ENAMETOOLONG;
+	return write_text_file(path, value);
+}
+
+/*
+ * Read rng_current and rng_available and decide which backend to use: the configured one,
+ * else for a profile with a backend the current one when it fits or the first available
+ * one that does, else the current one. No side effects.
+ */
+static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct hwrng_sysfs *fs,
+		      char *why, size_t len)
+{
+	const char *dir = source_opt_str(src, "sysfs");
+	/* caam's default "rng-caam" is documentation: the profile requires it anyway. */
+	const char *want =
+		source_opt_is_set(src, "backend") ? source_opt_str(src, "backend") : NULL;
+	bool need = want || p->backend;
+	int r;
+
+	memset(fs, 0, sizeof(*fs));
+	r = sysfs_read(dir, "rng_current", fs->current, sizeof(fs->current));
+	if (r == -ENOENT && !need)
+		return 0; /* no sysfs (container, old kernel): just read the device */
+	if (r < 0) {
+		snprintf(why, len, "cannot read %s/rng_current: %s", dir, strerror(-r));
+		return r;
+	}
+	if (!need) {
+		if (is_none(fs->current)) {
+			snprintf(why, len, "no current hwrng backend (rng_current is none)");
+			return -ENODEV;
+		}
+		snprintf(fs->target, sizeof(fs->target), "%s", fs->current);
+		return 0;
+	}
+
+	r = sysfs_read(dir, "rng_available", fs->available, sizeof(fs->available));
+	if (r < 0) {
+		snprintf(why, len, "cannot read %s/rng_available: %s", dir, strerror(-r));
+		return r;
+	}
+	if (want) {
+		if (is_none(want) || !backend_matches(p, want)) {
+			snprintf(why, len, "backend '%s' is not a %s%s backend", want,
+				 p->backend ? p->backend : "usable", p->prefix ? "N" : "");
+			return -EINVAL;
+		}
+		if (!find_in_list(fs->available, p, want, fs->target, sizeof(fs->target))) {
+			snprintf(why, len, "backend '%s' not available (available: %s)", want,
+				 fs->available);
+			return -ENODEV;
+		}
+		return 0;
+	}
+	if (!is_none(fs->current) && backend_matches(p, fs->current)) {
+		snprintf(fs->target, sizeof(fs->target), "%s", fs->current);
+		return 0;
+	}
+	if (!find_in_list(fs->available, p, NULL, fs->target, sizeof(fs->target))) {
+		snprintf(why, len, "no %s%s backend (available: %s)", p->backend,
+			 p->prefix ? "N" : "", fs->available);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+int hwrng_probe(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
+{
+	const char *dev = source_opt_str(src, "device");
+	struct hwrng_sysfs fs;
+	struct stat st;
+	bool misc;
+	int r;
+
+	if (stat(dev, &st) < 0) {
+		r = -errno;
+		snprintf(why, len, "cannot open %s: %s", dev, strerror(-r));
+		return r;
+	}
+	r = classify(dev, &st, &misc, why, len);
+	if (r < 0)
+		return r;
+	if (access(dev, R_OK) < 0) {
+		r = -errno;
+		snprintf(why, len, "cannot open %s: %s", dev, strerror(-r));
+		return r;
+	}
+	if (!misc) {
+		snprintf(why, len, "%s", dev);
+		return 0;
+	}
+	r = sysfs_pick(src, p, &fs, why, len);
+	if (r < 0)
+		return r;
+	snprintf(why, len, "%s", fs.target[0] ? fs.target : dev);
+	return 0;
+}
+
+/*
+ * Make fs->target the current backend. *changed tells whether rng_current was written.
+ *
+ * Policy: a successful selection stays in effect after fini, like an admin's echo. fini
+ * may run after privileges are dropped, when sysfs is no longer writable, and restoring on
+ * every back-off re-open would flip the backend to and fro. Only a failed init puts the
+ * previous selection back (restore_backend).
+ */
+static int select_backend(const char *dir, const struct hwrng_sysfs *fs, bool *changed, char *why,
+			  size_t len)
+{
+	char now[NAME_SIZE];
+	int r;
+
+	*changed = false;
+	if (!fs->target[0] || strcmp(fs->target, fs->current) == 0)
+		return 0;
+	r = sysfs_write(dir, "rng_current", fs->target);
+	if (r < 0) {
+		snprintf(why, len, "cannot select backend '%s' in %s/rng_current: %s", fs->target,
+			 dir, strerror(-r));
+		return r;
+	}
+	*changed = true;
+	/* An unknown name is accepted without effect (kernel-interfaces.md §2.2): re-read. */
+	r = sysfs_read(dir, "rng_current", now, sizeof(now));
+	if (r < 0) {
+		snprintf(why, len, "cannot read %s/rng_current: %s", dir, strerror(-r));
+		return r;
+	}
+	if (strcmp(now, fs->target) != 0) {
+		snprintf(why, len,
+			 "backend '%s' did not take effect (rng_current is '%s'; available: %s)",
+			 fs->target, now, fs->available);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/*
+ * Put back the selection found at init. A selection the kernel made by itself
+ * (rng_selected 0) is restored by writing "", which lets it choose again.
+ */
+static void restore_backend(const char *dir, const struct hwrng_sysfs *fs, bool prev_auto)
+{
+	char now[NAME_SIZE];
+
+	if (sysfs_read(dir, "rng_current", now, sizeof(now)) >= 0 && !prev_auto &&
+	    strcmp(now, fs->current) == 0)
+		return;
+	(void)sysfs_write(dir, "rng_current", prev_auto ? "" : fs->current);
+}
+
+/* Quirks by backend name, so that plain hwrng on a CAAM handles its errors as caam does. */
+static const struct hwrng_profile *quirks_for(const struct hwrng_profile *p, const char *backend)
+{
+	if (p->backend || !backend[0])
+		return p;
+	if (backend_matches(&hwrng_profile_virtio, backend))
+		return &hwrng_profile_virtio;
+	if (backend_matches(&hwrng_profile_caam, backend))
+		return &hwrng_profile_caam;
+	return p;
+}
+
+int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
+{
+	const char *dev = source_opt_str(src, "device");
+	const char *dir = source_opt_str(src, "sysfs");
+	struct hwrng_state *st = NULL;
+	struct hwrng_sysfs fs = { 0 };
+	bool misc, changed = false, prev_auto = false;
+	struct stat sb;
+	int fd, flags, r;
+
+	/*
+	 * O_NONBLOCK only for the open itself: a FIFO without a writer would block it. Reads
+	 * block (cleared below). /dev/hwrng refuses anything but O_RDONLY (§2.1).
+	 */
+	fd = open(dev, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(why, len, "cannot open %s: %s", dev, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &sb) < 0) {
+		r = -errno;
+		snprintf(why, len, "cannot stat %s: %s", dev, strerror(-r));
+		goto fail;
+	}
+	r = classify(dev, &sb, &misc, why, len);
+	if (r < 0)
+		goto fail;
+
+	if (misc) {
+		char buf[16];
+		uint64_t q;
+
+		r = sysfs_pick(src, p, &fs, why, len);
+		if (r < 0)
+			goto fail;
+		if (sysfs_read(dir, "rng_selected", buf, sizeof(buf)) >= 0)
+			prev_auto = strcmp(buf, "0") == 0;
+		r = select_backend(dir, &fs, &changed, why, len);
+		if (r < 0)
+			goto fail;
+		/* Absent before 5.18; ENODEV without a current rng: keep the driver's default. */
+		if (sysfs_read(dir, "rng_quality", buf, sizeof(buf)) >= 0 &&
+		    parse_uint(buf, 0, 1024, &q) == 0)
+			source_set_quality(src, (unsigned int)q);
+	}
+
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		r = -errno;
+		snprintf(why, len, "cannot set %s to blocking: %s", dev, strerror(-r));
+		goto fail;
+	}
+
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		r = -ENOMEM;
+		snprintf(why, len, "out of memory");
+		goto fail;
+	}
+	st->fd = fd;
+	st->quirks = quirks_for(p, fs.target);
+	st->read_size = (size_t)source_opt_uint(src, "read-size");
+	st->hw_error_counter = st->quirks->hw_errors ? source_counter(src, "hardware-errors") : -1;
+	source_set_priv(src, st);
+	snprintf(why, len, "%s", fs.target[0] ? fs.target : dev);
+	return 0;
+
+fail:
+	if (changed)
+		restore_backend(dir, &fs, prev_auto);
+	close(fd);
+	return r;
+}
+
+int hwrng_check(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
+{
+	const char *want = source_opt_str(src, "backend");
+
+	if (want && (is_none(want) || !backend_matches(p, want))) {
+		if (p->backend)
+			snprintf(why, len, "backend '%s' is not a %s%s backend", want, p->backend,
+				 p->prefix ? "N" : "");
+		else
+			snprintf(why, len, "backend '%s' would leave no hwrng backend", want);
+		return -EINVAL;
+	}
+	if (p->unit > 1 && source_opt_uint(src, "read-size") % p->unit != 0) {
+		snprintf(why, len, "read-size must be a multiple of %zu for %s", p->unit,
+			 p->driver);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+ssize_t hwrng_read(struct source *src, void *buf, size_t max)
+{
+	struct hwrng_state *st = source_priv(src);
+	size_t n;
+	ssize_t r;
+
+	if (!st)
+		return -EBADF;
+	n = MIN(max, st->read_size);
+	if (n >= st->quirks->unit)
+		n -= n % st->quirks->unit;
+	/*
+	 * A blocking read returns the full size unless a signal arrives (then the partial
+	 * count, or EINTR when nothing was read). Leftovers of the kernel's 64-byte chunk go
+	 * to the next reader, so short reads waste nothing (§2.1).
+	 */
+	r = read(st->fd, buf, n);
+	if (r >= 0)
+		return r; /* 0: end of a regular file or a FIFO without writer */
+	switch (errno) {
+	case EAGAIN:
+		return 0;
+	case EINVAL:
+	case EIO:
+		if (st->quirks->hw_errors) {
+			/* CAAM: "RNG: Hardware error" reaches userspace as EINVAL (§4). */
+			source_counter_add(src, st->hw_error_counter, 1);
+			return -EINVAL;
+		}
+		return -errno;
+	default:
+		return -errno;
+	}
+}
+
+void hwrng_fini(struct source *src)
+{
+	struct hwrng_state *st = source_priv(src);
+
+	if (!st)
+		return;
+	if (st->fd >= 0)
+		close(st->fd);
+	free(st);
+	source_set_priv(src, NULL);
+}
+
+static int hwrng_plain_check(struct source *src, char *why, size_t len)
+{
+	return hwrng_check(src, &hwrng_profile_plain, why, len);
+}
+
+static int hwrng_plain_probe(struct source *src, char *why, size_t len)
+{
+	return hwrng_probe(src, &hwrng_profile_plain, why, len);
+}
+
+static int hwrng_plain_init(struct source *src, char *why, size_t len)
+{
+	return hwrng_init(src, &hwrng_profile_plain, why, len);
+}
+
+static const struct source_option hwrng_options[] = {
+	HWRNG_OPTIONS("2500", NULL,
+		      "backend to select in rng_current before opening (default: the current one)"),
+};
+
+const struct source_ops source_hwrng = {
+	.name = "hwrng",
+	.help = "the kernel's hardware RNG device /dev/hwrng (current backend)",
+	.default_on = true,
+	.hwrng_family = true,
+	.quality = 1024,
+	.options = hwrng_options,
+	.check = hwrng_plain_check,
+	.probe = hwrng_plain_probe,
+	.init = hwrng_plain_init,
+	.read = hwrng_read,
+	.fini = hwrng_fini,
+};
