@@ -40,7 +40,7 @@ static const struct source_option via_options[] = {
 	  "one bounded rep xstore per read instead of one xstore per 8 bytes" },
 	{ "msr-device", SOURCE_OPT_PATH, "/dev/cpu/0/msr", 0, 0, NULL,
 	  "MSR device used to configure C3/C7 parts" },
-	{ NULL },
+	{ .key = NULL },
 };
 
 static int via_check(struct source *src, char *why, size_t len)
