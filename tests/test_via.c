@@ -222,11 +222,53 @@ static void done(struct source *src)
 
 #define OPTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
+/* The driver is compiled in only on x86; elsewhere it is a stub (test_stub). */
+#define SKIP_IF_NOT_X86()                                                                   \
+	do {                                                                                \
+		if (!XEMU_SUPPORTED) {                                                      \
+			print_message("via source needs x86 (i386/x86_64); skipped\n");     \
+			skip();                                                             \
+		}                                                                           \
+	} while (0)
+
+static bool emu(void)
+{
+	if (!XEMU_SUPPORTED)
+		return false;
+	assert_int_equal(xemu_install(), 0);
+	return true;
+}
+
+#define SKIP_IF_NO_EMU()                                                                    \
+	do {                                                                                \
+		if (!emu()) {                                                               \
+			print_message("xstore emulation needs x86 (i386/x86_64); skipped\n"); \
+			skip();                                                             \
+		}                                                                           \
+	} while (0)
+
 /* ---- detection ---- */
+
+static void test_stub(void **state)
+{
+	char why[160];
+	int r;
+
+	set_cpu("CentaurHauls", 6, 15, 2, 0xc0000002, RNG_PRESENT | RNG_ENABLED);
+	r = probe(NULL, why);
+	if (XEMU_SUPPORTED) {
+		assert_int_equal(r, 0);
+	} else {
+		assert_int_equal(r, -EOPNOTSUPP);
+		assert_string_equal(why, "not compiled in for this architecture");
+	}
+}
 
 static void test_probe_reasons(void **state)
 {
 	char why[160];
+
+	SKIP_IF_NOT_X86();
 
 	set_cpu("AuthenticAMD", 26, 17, 0, 0, 0);
 	assert_int_equal(probe(NULL, why), -ENODEV);
@@ -264,6 +306,8 @@ static void test_probe_c5xl_stepping0(void **state)
 {
 	char why[160];
 
+	SKIP_IF_NOT_X86();
+
 	/* Seed 000: the first C5XL has the RNG without saying so in CPUID. */
 	set_cpu("CentaurHauls", 6, 9, 0, 0, 0);
 	assert_int_equal(probe(NULL, why), 0);
@@ -278,6 +322,8 @@ static void test_probe_c5xl_stepping0(void **state)
 static void test_probe_refuses_config_needing_msr(void **state)
 {
 	char why[160];
+
+	SKIP_IF_NOT_X86();
 
 	nano();
 	assert_int_equal(probe(OPTS("dc-bias=3"), why), -EOPNOTSUPP);
@@ -347,6 +393,8 @@ static void test_msr_apply(void **state)
 	char why[160];
 	int r;
 
+	SKIP_IF_NOT_X86();
+
 	/* Disabled RNG with raw bits and a string-filter failure left over; high dword kept. */
 	nehemiah(8);
 	msr_file(0xabcd000000000000ull | VIA_RAW_BITS | VIA_STRFILT_FAIL | (2u << VIA_DCBIAS_SHIFT));
@@ -383,6 +431,8 @@ static void test_msr_errors(void **state)
 	char why[160];
 	int r;
 
+	SKIP_IF_NOT_X86();
+
 	nehemiah(8);
 	/* No msr driver: a configuration needing the MSR fails, the defaults run. */
 	src = init(OPTS("dc-bias=1"), &r, why);
@@ -416,6 +466,8 @@ static void test_msr_readback_verified(void **state)
 	char why[160];
 	int r;
 
+	SKIP_IF_NOT_X86();
+
 	/* A write that reports success but does not stick is caught by the read-back. */
 	nehemiah(8);
 	msr_file(VIA_RNG_ENABLE);
@@ -427,22 +479,6 @@ static void test_msr_readback_verified(void **state)
 }
 
 /* ---- reading under the emulator ---- */
-
-static bool emu(void)
-{
-	if (!XEMU_SUPPORTED)
-		return false;
-	assert_int_equal(xemu_install(), 0);
-	return true;
-}
-
-#define SKIP_IF_NO_EMU()                                                                    \
-	do {                                                                                \
-		if (!emu()) {                                                               \
-			print_message("xstore emulation needs x86 (i386/x86_64); skipped\n"); \
-			skip();                                                             \
-		}                                                                           \
-	} while (0)
 
 /* Read exactly n bytes with as many read() calls as needed (bounded). */
 static void read_all(struct source *src, uint8_t *buf, size_t n)
@@ -813,6 +849,7 @@ static void test_disabled_c3_enabled_by_init(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_stub, teardown),
 		cmocka_unit_test_teardown(test_probe_reasons, teardown),
 		cmocka_unit_test_teardown(test_probe_c5xl_stepping0, teardown),
 		cmocka_unit_test_teardown(test_probe_refuses_config_needing_msr, teardown),
