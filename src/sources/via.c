@@ -531,6 +531,13 @@ static ssize_t via_read(struct source *src, void *buf, size_t max)
 		}
 		got += (size_t)n;
 	}
+	/*
+	 * Every instruction of this call had to be discarded: the status keeps disagreeing
+	 * with the wanted configuration. Let the framework re-open (init re-applies the
+	 * configuration) with back-off instead of spinning.
+	 */
+	if (got == 0 && wasted >= MAX_WASTED)
+		return -EIO;
 	return (ssize_t)got;
 }
 
