@@ -673,7 +673,7 @@ static void tamper_run(const char *const *opts, bool with_msr, uint32_t tamper_x
 		xemu.tamper_every = ks[i];
 		xemu.tamper_xor = tamper_xor;
 		insns = xemu.n_xstore + xemu.n_rep;
-		for (int calls = 0; calls < 2000 && got < 20000; calls++) {
+		for (int calls = 0; calls < 200 && got < 20000; calls++) {
 			ssize_t n = source_via.read(src, buf + got, 20000 - got);
 
 			/* -EIO: a whole call's worth of instructions was discarded */
