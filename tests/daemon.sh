@@ -1,0 +1,286 @@
+#!/bin/bash
+# Integration tests of the real rngd binary in the foreground: output mode byte for byte,
+# the real /dev/hwrng, the real kernel sink (strace), stop latency, signals, exit codes.
+# Each case prints "ok", "skip: why" or "FAIL: why"; the script exits 1 if any failed,
+# 77 if all were skipped.
+set -u
+top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_srcdir=${top_srcdir:-$top_builddir}
+RNGD=$top_builddir/rngd
+RNGTEST=$top_builddir/rngtest
+T=$(mktemp -d /tmp/rngd-daemon-test.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+passed=0 failed=0 skipped=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+skip() { echo "skip: $1"; skipped=$((skipped + 1)); }
+is_root() { [ "$(id -u)" = 0 ]; }
+have_sys_admin() { # CAP_SYS_ADMIN (bit 21) in our effective set
+	local eff
+	eff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
+	(((0x$eff >> 21) & 1))
+}
+hwrng_readable() { [ -r /dev/hwrng ] && timeout 2 dd if=/dev/hwrng of=/dev/null bs=16 count=1 2>/dev/null; }
+# A configuration with no default sources, so that only what a test names runs.
+NOSRC=(-x hwrng -x via)
+
+# Random blocks with two all-zero blocks (they fail monobit): $1 file, $2 blocks.
+make_input() {
+	python3 - "$1" "$2" <<'EOF'
+import os, sys
+path, n = sys.argv[1], int(sys.argv[2])
+with open(path, "wb") as f:
+    f.write(os.urandom(4))
+    for i in range(n):
+        f.write(bytes(2500) if i in (5, n - 3) else os.urandom(2500))
+EOF
+}
+
+# What passes: rngtest -p discards 4 bytes and seeds with the next 4, as a source seeds.
+expected_output() { { printf 'XXXX'; cat "$1"; } | "$RNGTEST" -p 2>/dev/null; }
+
+test_file_to_output() {
+	make_input "$T/in.bin" 40
+	expected_output "$T/in.bin" >"$T/expected"
+	timeout 20 "$RNGD" -f -q "${NOSRC[@]}" -O "file:in:path:$T/in.bin" -o "$T/out.bin"
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "file source to output file: exit $rc"
+	elif ! cmp -s "$T/expected" "$T/out.bin"; then
+		fail "file source to output file: output differs from the passed blocks ($(stat -c %s "$T/out.bin") vs $(stat -c %s "$T/expected") bytes)"
+	elif [ "$(stat -c %s "$T/out.bin")" -ne $((38 * 2500)) ]; then
+		fail "file source to output file: expected 38 blocks"
+	else
+		ok "file source to output file: exactly the 38 passed blocks, byte for byte"
+	fi
+}
+
+test_fifo_to_stdout() {
+	make_input "$T/in2.bin" 30
+	expected_output "$T/in2.bin" >"$T/expected2"
+	mkfifo "$T/fifo"
+	cat "$T/in2.bin" >"$T/fifo" &
+	local writer=$!
+	pids+=("$writer")
+	timeout 20 "$RNGD" -f -q "${NOSRC[@]}" -O "file:f:path:$T/fifo" -o /dev/stdout \
+		--dump-bytes $((28 * 2500)) --dump file:f >"$T/out2.bin" 2>"$T/err2"
+	local rc=$?
+	wait "$writer" 2>/dev/null
+	if [ $rc -ne 0 ]; then
+		fail "FIFO source --dump to stdout: exit $rc: $(head -c 300 "$T/err2")"
+	elif ! cmp -s "$T/expected2" "$T/out2.bin"; then
+		fail "FIFO source --dump to stdout: output differs from the passed blocks"
+	else
+		ok "FIFO source --dump to stdout: the 28 passed blocks, byte for byte"
+	fi
+}
+
+test_real_hwrng() {
+	if ! hwrng_readable; then
+		skip "real /dev/hwrng: not present or not readable here"
+		return
+	fi
+	timeout 20 "$RNGD" --dump hwrng --dump-bytes 10004 >"$T/hw.bin" 2>"$T/hw.err"
+	local rc=$? n
+	n=$(stat -c %s "$T/hw.bin")
+	if [ $rc -ne 0 ] || [ "$n" -ne 10004 ]; then
+		fail "real /dev/hwrng: exit $rc, $n bytes: $(head -c 300 "$T/hw.err")"
+	elif ! "$RNGTEST" <"$T/hw.bin" 2>"$T/hw.rngtest"; then
+		fail "real /dev/hwrng: tested output fails rngtest: $(grep -E 'successes|failures' "$T/hw.rngtest" | tr '\n' ' ')"
+	else
+		ok "real /dev/hwrng: 4 tested blocks read through --dump pass rngtest"
+	fi
+}
+
+test_kernel_sink() {
+	if ! is_root || ! have_sys_admin; then
+		skip "real kernel sink: needs CAP_SYS_ADMIN"
+		return
+	fi
+	if ! command -v strace >/dev/null; then
+		skip "real kernel sink: strace is not installed"
+		return
+	fi
+	if ! hwrng_readable; then
+		skip "real kernel sink: no readable /dev/hwrng to feed from"
+		return
+	fi
+	strace -f -e trace=ioctl -o "$T/strace" "$RNGD" -f -q -R 1 -s 64 &
+	local p=$!
+	pids+=("$p")
+	sleep 3.6
+	kill -TERM "$p"
+	wait "$p"
+	local rc=$?
+	python3 - "$T/strace" <<'EOF' >"$T/sink.res"
+import re, sys
+adds = []
+events = []
+for line in open(sys.argv[1]):
+    m = re.search(r"RNDADDENTROPY, \{entropy_count=(\d+), buf_size=(\d+)", line)
+    if m and line.rstrip().endswith("= 0"):
+        c, n = int(m.group(1)), int(m.group(2))
+        if n > 0:
+            adds.append((c, n))
+            events.append("add")
+    elif "RNDRESEEDCRNG" in line and line.rstrip().endswith("= 0"):
+        events.append("reseed")
+bad = [a for a in adds if a[0] > 8 * a[1]]
+unreseeded = sum(1 for i, e in enumerate(events) if e == "add" and (i + 1 >= len(events) or events[i + 1] != "reseed"))
+print(len(adds), len(bad), unreseeded, " ".join(f"{c}/{n}" for c, n in adds))
+EOF
+	local adds bad unre
+	read -r adds bad unre _ <"$T/sink.res"
+	if [ $rc -ne 0 ]; then
+		fail "real kernel sink: rngd exited $rc"
+	elif [ "$adds" -lt 3 ]; then
+		fail "real kernel sink: $adds RNDADDENTROPY calls in 3.6 s with -R 1 (want >= 3): $(cat "$T/sink.res")"
+	elif [ "$bad" -ne 0 ]; then
+		fail "real kernel sink: credit above 8 bits per byte: $(cat "$T/sink.res")"
+	elif [ "$unre" -ne 0 ]; then
+		fail "real kernel sink: $unre feeds not followed by RNDRESEEDCRNG"
+	else
+		ok "real kernel sink: $adds feeds (credit/bytes: $(cut -d' ' -f4- "$T/sink.res")), each followed by RNDRESEEDCRNG"
+	fi
+}
+
+# Milliseconds between SIGTERM and exit of a daemon reading a FIFO that never delivers.
+test_stop_latency() {
+	mkfifo "$T/idle"
+	sleep 60 >"$T/idle" &
+	local holder=$!
+	pids+=("$holder")
+	"$RNGD" -f -q -t "${NOSRC[@]}" -O "file:idle:path:$T/idle" &
+	local p=$!
+	pids+=("$p")
+	sleep 0.5
+	local t0 t1 rc
+	t0=$(date +%s%N)
+	kill -TERM "$p"
+	wait "$p"
+	rc=$?
+	t1=$(date +%s%N)
+	kill "$holder" 2>/dev/null
+	local ms=$(((t1 - t0) / 1000000))
+	# The target is 100 ms (bench/ measures it); the test allows for slow machines.
+	if [ $rc -ne 0 ]; then
+		fail "stop while a read blocks: exit $rc"
+	elif [ $ms -gt 2000 ]; then
+		fail "stop while a read blocks: took $ms ms"
+	else
+		ok "stop while a read blocks on a silent FIFO: $ms ms, exit 0"
+	fi
+}
+
+test_signals() {
+	make_input "$T/sig.bin" 4
+	mkfifo "$T/sigfifo"
+	sleep 60 >"$T/sigfifo" &
+	local holder=$!
+	pids+=("$holder")
+	printf '[source file:s]\npath = %s\n' "$T/sigfifo" >"$T/good.conf"
+	"$RNGD" -f -t -c "$T/good.conf" "${NOSRC[@]}" 2>"$T/sig.err" &
+	local p=$!
+	pids+=("$p")
+	sleep 0.3
+	kill -USR1 "$p"
+	sleep 0.2
+	printf '[rngd]\nno-such-key = 1\n' >"$T/good.conf"
+	kill -HUP "$p"
+	sleep 0.3
+	if ! kill -0 "$p" 2>/dev/null; then
+		fail "signals: USR1 or a bad reload killed the daemon: $(tail -3 "$T/sig.err")"
+		return
+	fi
+	kill -TERM "$p"
+	wait "$p"
+	local rc=$?
+	kill "$holder" 2>/dev/null
+	if [ $rc -ne 0 ]; then
+		fail "signals: exit $rc after TERM"
+	elif ! grep -q "statistics\|read .* bytes" "$T/sig.err"; then
+		fail "signals: USR1 logged no statistics: $(head -5 "$T/sig.err")"
+	elif ! grep -q "no-such-key" "$T/sig.err"; then
+		fail "signals: the bad reload was not reported"
+	else
+		ok "signals: USR1 logs statistics, a bad reload is reported and the old config runs"
+	fi
+}
+
+expect_exit() { # want, description, command...
+	local want=$1 what=$2
+	shift 2
+	"$@" >"$T/out" 2>"$T/err"
+	local rc=$?
+	if [ $rc -eq "$want" ]; then
+		ok "$what: exit $rc ($(head -1 "$T/err"))"
+	else
+		fail "$what: exit $rc, want $want: $(head -3 "$T/err")"
+	fi
+}
+
+test_exit_codes() {
+	expect_exit 66 "no source at all" timeout 10 "$RNGD" -f "${NOSRC[@]}" -o "$T/o"
+	expect_exit 66 "a file source that cannot be opened" \
+		timeout 10 "$RNGD" -f "${NOSRC[@]}" -O "file:x:path:$T/missing" -o "$T/o"
+	printf '[rngd]\nfeed-interval = soon\n' >"$T/bad.conf"
+	expect_exit 78 "bad configuration file" timeout 10 "$RNGD" -f -c "$T/bad.conf"
+	grep -q "bad.conf:2" "$T/err" || fail "bad configuration file: message lacks file:line"
+	expect_exit 78 "missing configuration file named with -c" timeout 10 "$RNGD" -f -c "$T/none.conf"
+	expect_exit 78 "/dev/urandom as a source" timeout 10 "$RNGD" -f -r /dev/urandom
+	expect_exit 78 "bad -s value" timeout 10 "$RNGD" -f -s 0
+	expect_exit 2 "unknown option" timeout 10 "$RNGD" --no-such-option
+	expect_exit 0 "--check-config on a good file" "$RNGD" --check-config -c "$top_srcdir/rngd.conf.example"
+	if is_root && command -v setpriv >/dev/null; then
+		if hwrng_readable; then
+			expect_exit 77 "no CAP_SYS_ADMIN" timeout 10 setpriv --inh-caps=-sys_admin \
+				--bounding-set=-sys_admin "$RNGD" -f
+		else
+			expect_exit 77 "no CAP_SYS_ADMIN" timeout 10 setpriv --inh-caps=-sys_admin \
+				--bounding-set=-sys_admin "$RNGD" -f "${NOSRC[@]}" -O "file:z:path:$T/sig.bin"
+		fi
+	else
+		skip "exit 77: needs root and setpriv to drop CAP_SYS_ADMIN"
+	fi
+}
+
+test_list() {
+	local t0 t1 rc
+	t0=$(date +%s%N)
+	"$RNGD" -l >"$T/list" 2>&1
+	rc=$?
+	t1=$(date +%s%N)
+	local ms=$(((t1 - t0) / 1000000))
+	if ! grep -q "^via: " "$T/list"; then
+		fail "-l: no line for via: $(cat "$T/list")"
+	elif hwrng_readable && [ $rc -ne 0 ]; then
+		fail "-l: exit $rc with a readable /dev/hwrng: $(cat "$T/list")"
+	elif [ $ms -gt 2000 ]; then
+		fail "-l took $ms ms"
+	else
+		ok "-l: exit $rc in $ms ms: $(tr '\n' ';' <"$T/list")"
+	fi
+	"$RNGD" -l "${NOSRC[@]}" >"$T/list2" 2>&1
+	[ $? -eq 66 ] && ok "-l with every source excluded: exit 66" ||
+		fail "-l with every source excluded: want exit 66"
+}
+
+[ -x "$RNGD" ] || { echo "no $RNGD"; exit 1; }
+test_file_to_output
+test_fifo_to_stdout
+test_real_hwrng
+test_kernel_sink
+test_stop_latency
+test_signals
+test_exit_codes
+test_list
+echo "daemon: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ] || exit 1
+[ $passed -eq 0 ] && exit 77
+exit 0
