@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -21,6 +22,18 @@
 
 struct source;
 struct source_set;
+
+/*
+ * The private signal that interrupts a reader thread's blocked read() at stop (its handler
+ * does nothing and is installed without SA_RESTART). Every other signal is blocked in the
+ * reader threads; the main thread must not use this one.
+ */
+#define SOURCE_INTERRUPT_SIGNAL (SIGRTMIN + 4)
+
+/* MESSAGE_ID= of the journal entries operators alert on (log_full()). */
+#define SOURCE_MESSAGE_FAILED "d56ed95d1b65a94addade9d024719078"	 /* "source-failed" */
+#define SOURCE_MESSAGE_RECOVERED "359b715497e496b6d2f14bff5311d7a3" /* "source-recovered" */
+#define SOURCE_MESSAGE_NO_SOURCE "96b9221b5991b939df2695be7322440e" /* "no-source-left" */
 
 enum source_state {
 	SOURCE_ABSENT,		/* cannot work on this machine (probe/init said why) */
@@ -70,7 +83,8 @@ struct source_ops {
 	/*
 	 * Optional: can this source work here? Fast (under 100 ms), no side effects, no
 	 * privileges needed beyond read access. 0, or -errno with why ("no PadLock RNG on
-	 * this CPU"). Without probe, init decides.
+	 * this CPU"). Without probe, init decides. On success why may hold a short detail
+	 * for -l ("virtio_rng.0"), or stay empty.
 	 */
 	int (*probe)(struct source *src, char *why, size_t len);
 	/* Open devices; runs before privileges are dropped. 0 or -errno with why. */
@@ -81,6 +95,8 @@ struct source_ops {
 	 * thread; a blocked read is interrupted by a signal without SA_RESTART when the
 	 * source stops, so -EINTR must be returned as is. -ENODEV, -EIO, -EINVAL (CAAM) and
 	 * -ENXIO make the framework close (fini) and re-open (init) with back-off.
+	 * -ENODATA means the source is exhausted for good (the end of a regular file): the
+	 * source becomes failed ("end of file") and its thread ends.
 	 */
 	ssize_t (*read)(struct source *src, void *buf, size_t max);
 	/* Close what init opened; must cope with a failed or partial init. */
@@ -113,7 +129,7 @@ int source_check_section(const struct conf_section *s, const struct conf_kv **ba
 /* Print a driver's keys with defaults and help (-O NAME). -ENOENT for an unknown name. */
 int source_print_options(const char *name, FILE *f);
 
-/* ---- For drivers (src/sources/*.c) ---- */
+/* ---- For drivers (the files in src/sources/) ---- */
 
 const char *source_name(const struct source *src);
 /* Option value as configured, else the driver's default (NULL when neither). */
@@ -135,6 +151,34 @@ bool source_stopping(const struct source *src);
  */
 int source_counter(struct source *src, const char *name);
 void source_counter_add(struct source *src, int index, uint64_t n);
+
+/*
+ * FIPS failure window of a source: a perfect source fails about 1 block in 1250, so a
+ * source is disabled only when at least SOURCE_FAIL_WINDOW_MAX of its last
+ * SOURCE_FAIL_WINDOW blocks failed, or SOURCE_FAIL_CONSECUTIVE blocks in a row did.
+ */
+#define SOURCE_FAIL_WINDOW 64
+#define SOURCE_FAIL_WINDOW_MAX 5
+#define SOURCE_FAIL_CONSECUTIVE 3
+
+struct source_fail_window {
+	uint64_t history;		/* bit i set: the block i blocks ago failed */
+	unsigned int consecutive;
+};
+
+/* Record one tested block; true when the source must be disabled. Pure. */
+bool source_fail_window_add(struct source_fail_window *w, bool failed);
+/* Forget the history (after a re-open). */
+void source_fail_window_reset(struct source_fail_window *w);
+
+/* Back-off after a failure: 1 s, doubling per consecutive failure, at most 1 h. */
+#define SOURCE_BACKOFF_MIN_NS (1ULL * 1000000000ULL)
+#define SOURCE_BACKOFF_MAX_NS (3600ULL * 1000000000ULL)
+/* Waits after a read that returned 0: 10 ms, doubling, at most 1 s. */
+#define SOURCE_DRY_MIN_NS (10ULL * 1000000ULL)
+#define SOURCE_DRY_MAX_NS (1000ULL * 1000000ULL)
+/* Blocks a source's ring holds. */
+#define SOURCE_RING_BLOCKS 4
 
 /* ---- Runtime (main thread) ---- */
 
