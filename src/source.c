@@ -641,6 +641,15 @@ static int set_add(struct source_set *set, struct source *src)
 	return 0;
 }
 
+/* "file:line", or "command line" for what was set by options (line 0). */
+static void where_str(char *buf, size_t len, const char *file, unsigned int line)
+{
+	if (line)
+		snprintf(buf, len, "%s:%u", file, line);
+	else
+		snprintf(buf, len, "command line");
+}
+
 int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen)
 {
 	struct source_set *set = calloc(1, sizeof(*set));
@@ -655,22 +664,24 @@ int source_set_new(struct source_set **ret, const struct conf *conf, char *err, 
 	pthread_mutex_init(&set->lock, NULL);
 	for (size_t i = 0; i < conf->n_sections; i++) {
 		const struct conf_section *s = &conf->sections[i];
-		const char *file = conf->path && s->line ? conf->path : "command line";
+		const char *file = conf->path ? conf->path : "configuration";
 		const struct conf_kv *bad;
 		struct source *src;
 
+		char where[128];
+
 		r = source_check_section(s, &bad, why, sizeof(why));
 		if (r < 0) {
+			where_str(where, sizeof(where), file, bad ? bad->line : s->line);
 			if (bad)
-				snprintf(err, errlen, "%s:%u: key '%s': %s", file, bad->line, bad->key,
-					 why);
+				snprintf(err, errlen, "%s: key '%s': %s", where, bad->key, why);
 			else
-				snprintf(err, errlen, "%s:%u: %s", file, s->line, why);
+				snprintf(err, errlen, "%s: %s", where, why);
 			goto fail;
 		}
 		if (source_set_find(set, s->name)) {
-			snprintf(err, errlen, "%s:%u: source '%s' configured twice", file, s->line,
-				 s->name);
+			where_str(where, sizeof(where), file, s->line);
+			snprintf(err, errlen, "%s: source '%s' configured twice", where, s->name);
 			r = -EINVAL;
 			goto fail;
 		}
@@ -1111,9 +1122,11 @@ static void run(struct source *src)
 				return;
 			close_source(src);
 			if (r == -ENODATA) {
+				atomic_store(&src->waiting, true);	/* ending on purpose */
 				set_state(src, SOURCE_FAILED, ENODATA, why);
 				return;
 			}
+			atomic_store(&src->waiting, true);	/* about to sleep */
 			set_state(src, SOURCE_BACKOFF, -r, why);
 		}
 		if (source_sleep(src, src->backoff_ns) < 0)
