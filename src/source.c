@@ -26,10 +26,12 @@ extern const struct source_ops source_file;
  * here at merge time: source_hwrng, source_virtio, source_caam, source_via (each declared
  * above as `extern const struct source_ops source_NAME;`).
  */
+#ifndef SOURCE_TEST_DRIVERS	/* tests/test_source_rules.c includes this file with its own */
 const struct source_ops *const source_drivers[] = {
 	&source_file,
 };
 const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
+#endif
 
 #define MAX_COUNTERS 8
 #define COUNTER_NAME_MAX 32
