@@ -26,7 +26,7 @@ extern const struct source_ops source_file;
  * here at merge time: source_hwrng, source_virtio, source_caam, source_via (each declared
  * above as `extern const struct source_ops source_NAME;`).
  */
-#ifndef SOURCE_TEST_DRIVERS	/* tests/test_source_rules.c includes this file with its own */
+#ifndef SOURCE_TEST_DRIVERS /* tests/test_source_rules.c includes this file with its own */
 const struct source_ops *const source_drivers[] = {
 	&source_file,
 };
@@ -39,9 +39,14 @@ const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 
 /* Keys every source accepts; handled here, not by the drivers. */
 static const struct source_option common_options[] = {
-	{ .key = "enabled", .type = SOURCE_OPT_BOOL, .def = "yes",
+	{ .key = "enabled",
+	  .type = SOURCE_OPT_BOOL,
+	  .def = "yes",
 	  .help = "use this source (yes/no)" },
-	{ .key = "quality", .type = SOURCE_OPT_UINT, .min = 0, .max = 1024,
+	{ .key = "quality",
+	  .type = SOURCE_OPT_UINT,
+	  .min = 0,
+	  .max = 1024,
 	  .help = "bits of entropy credited per 1024 bits read (default: the source's own)" },
 	{ 0 },
 };
@@ -52,38 +57,38 @@ struct source_kv {
 };
 
 struct source {
-	struct source_set *set;		/* NULL for a temporary source (checks) */
+	struct source_set *set; /* NULL for a temporary source (checks) */
 	const struct source_ops *ops;
 	char *name;
 	struct source_kv *kv;
 	size_t n_kv;
-	bool configured;		/* has a [source] section */
+	bool configured; /* has a [source] section */
 	bool enabled;
-	int conf_quality;		/* -1 when not configured */
-	_Atomic int found_quality;	/* -1 until the driver sets it */
+	int conf_quality;	   /* -1 when not configured */
+	_Atomic int found_quality; /* -1 until the driver sets it */
 	void *priv;
-	bool opened;			/* init succeeded, fini not called yet */
+	bool opened; /* init succeeded, fini not called yet */
 
 	struct ring ring;
-	size_t take_off;		/* consumer: bytes taken from the oldest block */
+	size_t take_off; /* consumer: bytes taken from the oldest block */
 
 	/* Owned by the reader thread while it runs. */
 	struct fips_ctx fips;
 	struct source_fail_window window;
 	uint64_t backoff_ns;
 	uint64_t blocks_since_open;
-	bool in_trouble;		/* "source-failed" logged, "source-recovered" not yet */
+	bool in_trouble; /* "source-failed" logged, "source-recovered" not yet */
 
 	pthread_t thread;
 	bool thread_started;
 	_Atomic bool thread_done;
 	_Atomic bool stop;
 	int wake_fd;
-	_Atomic bool waiting;		/* in a deliberate wait of the framework */
-	_Atomic uint64_t progress_ns;	/* when the thread last started or finished a step */
+	_Atomic bool waiting;	      /* in a deliberate wait of the framework */
+	_Atomic uint64_t progress_ns; /* when the thread last started or finished a step */
 
-	pthread_mutex_t lock;		/* guards st, counter_names and the waits */
-	pthread_cond_t cond;		/* CLOCK_MONOTONIC: ring space, stop */
+	pthread_mutex_t lock; /* guards st, counter_names and the waits */
+	pthread_cond_t cond;  /* CLOCK_MONOTONIC: ring space, stop */
 	struct source_stats st;
 	char counter_names[MAX_COUNTERS][COUNTER_NAME_MAX];
 };
@@ -92,8 +97,8 @@ struct source_set {
 	struct source **src;
 	size_t n;
 	bool started;
-	pthread_mutex_t lock;		/* for none_left */
-	bool none_left;			/* "no-source-left" logged */
+	pthread_mutex_t lock; /* for none_left */
+	bool none_left;	      /* "no-source-left" logged */
 };
 
 const char *source_state_name(enum source_state s)
@@ -206,8 +211,8 @@ static int check_value(const struct source_option *o, const char *v, char *why, 
 	return -EINVAL;
 }
 
-static int check_options(const char *name, const struct source_option *opts, bool common,
-			 char *why, size_t len)
+static int check_options(const char *name, const struct source_option *opts, bool common, char *why,
+			 size_t len)
 {
 	char vwhy[160];
 
@@ -249,8 +254,7 @@ static int check_options(const char *name, const struct source_option *opts, boo
 	return 0;
 }
 
-int source_check_drivers(const struct source_ops *const *drivers, size_t n, char *why,
-			 size_t len)
+int source_check_drivers(const struct source_ops *const *drivers, size_t n, char *why, size_t len)
 {
 	int r = check_options("common", common_options, true, why, len);
 
@@ -320,8 +324,8 @@ int source_check_section(const struct conf_section *s, const struct conf_kv **ba
 	}
 	colon = strchr(s->name, ':');
 	if (ops->instances && !colon) {
-		snprintf(why, len, "source '%s' needs an instance name: [source %s:NAME]", ops->name,
-			 ops->name);
+		snprintf(why, len, "source '%s' needs an instance name: [source %s:NAME]",
+			 ops->name, ops->name);
 		return -EINVAL;
 	}
 	if (!ops->instances && colon) {
@@ -700,9 +704,10 @@ int source_set_new(struct source_set **ret, const struct conf *conf, char *err, 
 			src->conf_quality = (int)source_opt_uint(src, "quality");
 		if (src->enabled && src->ops->hwrng_family) {
 			if (family) {
-				snprintf(err, errlen,
-					 "sources '%s' and '%s' both read /dev/hwrng: enable only one",
-					 family->name, src->name);
+				snprintf(
+					err, errlen,
+					"sources '%s' and '%s' both read /dev/hwrng: enable only one",
+					family->name, src->name);
 				r = -EINVAL;
 				goto fail;
 			}
@@ -875,8 +880,8 @@ int source_set_init(struct source_set *set)
 		r = open_source(src, why, sizeof(why));
 		if (r < 0) {
 			set_error(src, -r, why);
-			log_full(src->configured ? LOG_WARNING : LOG_INFO, src->name, "source-absent",
-				 NULL, "not available: %s", why);
+			log_full(src->configured ? LOG_WARNING : LOG_INFO, src->name,
+				 "source-absent", NULL, "not available: %s", why);
 			continue;
 		}
 		pthread_mutex_lock(&src->lock);
@@ -950,8 +955,8 @@ static void set_state(struct source *src, enum source_state state, int err, cons
 	case SOURCE_RUNNING:
 		if (src->in_trouble) {
 			src->in_trouble = false;
-			log_full(LOG_NOTICE, src->name, "source-recovered", SOURCE_MESSAGE_RECOVERED,
-				 "recovered");
+			log_full(LOG_NOTICE, src->name, "source-recovered",
+				 SOURCE_MESSAGE_RECOVERED, "recovered");
 		} else {
 			log_full(LOG_INFO, src->name, "source-running", NULL,
 				 "running, first block passed the FIPS tests");
@@ -993,7 +998,7 @@ static int fill(struct source *src, uint8_t *buf, size_t n)
 		atomic_store(&src->progress_ns, now_ns());
 		if (r > 0) {
 			if ((size_t)r > n - done)
-				return -EIO;	/* a driver bug; never trust the bytes */
+				return -EIO; /* a driver bug; never trust the bytes */
 			done += (size_t)r;
 			dry = SOURCE_DRY_MIN_NS;
 			pthread_mutex_lock(&src->lock);
@@ -1083,7 +1088,8 @@ static int stream(struct source *src, char *why, size_t len)
 			wipe(b, sizeof(*b));
 		}
 		if (trip) {
-			snprintf(why, len, "too many FIPS 140-2 failures (%d of the last %u blocks)",
+			snprintf(why, len,
+				 "too many FIPS 140-2 failures (%d of the last %u blocks)",
 				 __builtin_popcountll(src->window.history),
 				 (unsigned int)MIN(src->blocks_since_open + 1, SOURCE_FAIL_WINDOW));
 			return -EBADMSG;
@@ -1124,11 +1130,11 @@ static void run(struct source *src)
 				return;
 			close_source(src);
 			if (r == -ENODATA) {
-				atomic_store(&src->waiting, true);	/* ending on purpose */
+				atomic_store(&src->waiting, true); /* ending on purpose */
 				set_state(src, SOURCE_FAILED, ENODATA, why);
 				return;
 			}
-			atomic_store(&src->waiting, true);	/* about to sleep */
+			atomic_store(&src->waiting, true); /* about to sleep */
 			set_state(src, SOURCE_BACKOFF, -r, why);
 		}
 		if (source_sleep(src, src->backoff_ns) < 0)
@@ -1347,8 +1353,7 @@ bool source_is_healthy(const struct source *src, uint64_t now, uint64_t limit_ns
 {
 	uint64_t t;
 
-	if (!src->thread_started || atomic_load(&src->thread_done) ||
-	    atomic_load(&src->waiting))
+	if (!src->thread_started || atomic_load(&src->thread_done) || atomic_load(&src->waiting))
 		return true;
 	t = atomic_load(&src->progress_ns);
 	return now <= t || now - t <= limit_ns;

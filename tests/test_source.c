@@ -264,18 +264,21 @@ static void test_check_drivers(void **state)
 	opts[0] = (struct source_option){ .key = "n", .type = SOURCE_OPT_UINT, .min = 9, .max = 1 };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "min > max"));
-	opts[0] = (struct source_option){ .key = "n", .type = SOURCE_OPT_UINT, .def = "10",
-					  .min = 1, .max = 9 };
+	opts[0] = (struct source_option){
+		.key = "n", .type = SOURCE_OPT_UINT, .def = "10", .min = 1, .max = 9
+	};
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "bad default"));
 	opts[0] = (struct source_option){ .key = "c", .type = SOURCE_OPT_CHOICE };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "no choices"));
-	opts[0] = (struct source_option){ .key = "c", .type = SOURCE_OPT_CHOICE,
+	opts[0] = (struct source_option){ .key = "c",
+					  .type = SOURCE_OPT_CHOICE,
 					  .choices = no_colours };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[0] = (struct source_option){ .key = "c", .type = SOURCE_OPT_CHOICE,
-					  .choices = colours, .def = "blue" };
+	opts[0] = (struct source_option){
+		.key = "c", .type = SOURCE_OPT_CHOICE, .choices = colours, .def = "blue"
+	};
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	opts[0] = (struct source_option){ .key = "p", .type = SOURCE_OPT_PATH, .def = "dev" };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
@@ -651,7 +654,7 @@ static void test_regular_file(void **state)
 	assert_int_equal(st.bytes_read, in_len);
 	assert_int_equal(st.blocks_tested, 12);
 	assert_int_equal(st.blocks_passed, npass);
-	assert_true(st.fips_failures[0] >= 2);	/* monobit, at least the zero blocks */
+	assert_true(st.fips_failures[0] >= 2); /* monobit, at least the zero blocks */
 	assert_true(source_is_healthy(src, now_ns() + 100 * NSEC_PER_SEC, 1));
 	source_set_stop(set);
 	source_set_free(set);
@@ -679,7 +682,7 @@ static void test_fifo_and_stop_latency(void **state)
 	wfd = open(tmp_path("fifo"), O_RDWR | O_CLOEXEC);
 	assert_true(wfd >= 0);
 	npass = make_input(&in, &in_len, &want, 10, zero);
-	assert_true(in_len < 65536);	/* fits in the pipe buffer */
+	assert_true(in_len < 65536); /* fits in the pipe buffer */
 	assert_int_equal(write_full(wfd, in, in_len), 0);
 
 	set = one_file_set(tmp_path("fifo"));

@@ -123,7 +123,8 @@ static void sec_set(size_t i, const char *name, const char *k, const char *v)
 	secs[i].line = (unsigned int)(10 * i + 1);
 	secs[i].kv = kvs[i];
 	if (k) {
-		kvs[i][0] = (struct conf_kv){ .key = (char *)k, .value = (char *)v,
+		kvs[i][0] = (struct conf_kv){ .key = (char *)k,
+					      .value = (char *)v,
 					      .line = secs[i].line + 1 };
 		secs[i].n_kv = 1;
 	}
@@ -227,7 +228,8 @@ static void test_one_hwrng_family(void **state)
 	sec_set(1, "hwrng", "mode", "slow");
 	conf_with(&c, 2);
 	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
-	assert_string_equal(err, "sources 'virtio' and 'hwrng' both read /dev/hwrng: enable only one");
+	assert_string_equal(err,
+			    "sources 'virtio' and 'hwrng' both read /dev/hwrng: enable only one");
 	/* One of them disabled: fine. */
 	sec_set(1, "hwrng", "enabled", "no");
 	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
@@ -272,7 +274,7 @@ static void test_device_error_recovery(void **state)
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	bool saw_backoff = false;
 
-	flaky_inits = 0;	/* -l above probed it with init + fini */
+	flaky_inits = 0; /* -l above probed it with init + fini */
 	sec_set(0, "flaky", NULL, NULL);
 	sec_set(1, "hwrng", "enabled", "no");
 	sec_set(2, "via", "enabled", "no");

@@ -196,7 +196,8 @@ static void file_fini(struct source *src)
 }
 
 static const struct source_option file_options[] = {
-	{ .key = "path", .type = SOURCE_OPT_PATH,
+	{ .key = "path",
+	  .type = SOURCE_OPT_PATH,
 	  .help = "regular file, FIFO or character device to read (required)" },
 	{ 0 },
 };
