@@ -201,7 +201,8 @@ struct source_stats {
 /*
  * Build the sources from conf: every section, plus every default-on driver that has no
  * section. Nothing is opened. 0, or -EINVAL with err for a configuration that names two
- * hwrng-family sources or is otherwise inconsistent.
+ * hwrng-family sources or is otherwise inconsistent. A default-on hwrng-family driver
+ * without a section is added disabled when another hwrng-family source is enabled.
  */
 int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen);
 /* Stops (if started), finis and frees everything; accepts NULL. */
@@ -215,8 +216,9 @@ struct source *source_set_find(struct source_set *set, const char *name);
 /*
  * -l/--list: probe every known source (enabled or not) and print one line each to f:
  * "hwrng: available, enabled (virtio_rng.0, quality 1024)" or
- * "via: not available: no PadLock RNG on this CPU". Returns the number of enabled sources
- * that can work. No source may take more than 100 ms.
+ * "via: not available: no PadLock RNG on this CPU". Drivers the set does not hold (not
+ * configured, not on by default; file instances excepted) are listed as disabled. Returns
+ * the number of enabled sources that can work. No source may take more than 100 ms.
  */
 int source_set_list(struct source_set *set, FILE *f);
 
