@@ -5,6 +5,10 @@
  * source lacks, -l lines, and recovery from a device error with back-off.
  */
 #define SOURCE_TEST_DRIVERS
+#include "source.h"
+/* Short back-off so that several retries fit in a test. */
+#undef SOURCE_BACKOFF_MIN_NS
+#define SOURCE_BACKOFF_MIN_NS (20 * NSEC_PER_MSEC)
 #include "source.c"
 
 #include <setjmp.h>
@@ -105,9 +109,67 @@ static const struct source_ops fake_flaky = {
 	.read = flaky_read,
 };
 
-const struct source_ops *const source_drivers[] = {
-	&fake_hwrng, &fake_virtio, &fake_via, &fake_flaky, &source_file,
+/* Gone: the first read says ENODEV, then init fails until dead_back is set. */
+static _Atomic int dead_inits;
+static _Atomic bool dead_back;
+
+static int dead_init(struct source *src, char *why, size_t len)
+{
+	if (atomic_fetch_add(&dead_inits, 1) > 0 && !atomic_load(&dead_back)) {
+		snprintf(why, len, "no device");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static ssize_t dead_read(struct source *src, void *buf, size_t max)
+{
+	if (!atomic_load(&dead_back))
+		return -ENODEV;
+	return good_read(src, buf, max);
+}
+
+static const struct source_ops fake_dead = {
+	.name = "dead",
+	.init = dead_init,
+	.read = dead_read,
 };
+
+const struct source_ops *const source_drivers[] = {
+	&fake_hwrng, &fake_virtio, &fake_via, &fake_flaky, &fake_dead, &source_file,
+};
+
+/* Logged events, counted by name (linked with -Wl,--wrap=log_full). */
+static _Atomic int n_failed, n_recovered, n_none_left;
+
+void __wrap_log_full(int level, const char *source, const char *event, const char *message_id,
+		     const char *fmt, ...);
+void __real_log_full(int level, const char *source, const char *event, const char *message_id,
+		     const char *fmt, ...);
+
+void __wrap_log_full(int level, const char *source, const char *event, const char *message_id,
+		     const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (event && strcmp(event, "source-failed") == 0) {
+		assert_string_equal(message_id, SOURCE_MESSAGE_FAILED);
+		n_failed++;
+	}
+	if (event && strcmp(event, "source-recovered") == 0) {
+		assert_string_equal(message_id, SOURCE_MESSAGE_RECOVERED);
+		n_recovered++;
+	}
+	if (event && strcmp(event, "no-source-left") == 0) {
+		assert_string_equal(message_id, SOURCE_MESSAGE_NO_SOURCE);
+		n_none_left++;
+	}
+	__real_log_full(level, source, event, message_id, "%s", msg);
+}
 const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 
 /* ---- helpers ---- */
@@ -149,6 +211,14 @@ static char *list_of(struct source_set *set, int *count)
 	fclose(f);
 	print_message("%s", buf);
 	return buf;
+}
+
+static enum source_state state_of_rules(struct source *src)
+{
+	struct source_stats st;
+
+	source_get_stats(src, &st);
+	return st.state;
 }
 
 /* ---- tests ---- */
@@ -304,6 +374,49 @@ static void test_device_error_recovery(void **state)
 	close(efd);
 }
 
+static void test_log_once_per_state_change(void **state)
+{
+	struct conf c;
+	struct source_set *set = NULL;
+	struct source *src;
+	struct source_stats st;
+	char err[CONF_ERR_MAX];
+	uint64_t deadline;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	n_failed = n_recovered = n_none_left = 0;
+	dead_inits = 0; /* -l above probed it with init */
+	sec_set(0, "dead", NULL, NULL);
+	sec_set(1, "hwrng", "enabled", "no");
+	sec_set(2, "via", "enabled", "no");
+	conf_with(&c, 3);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	assert_int_equal(source_set_init(set), 1);
+	src = source_set_find(set, "dead");
+	assert_int_equal(source_set_start(set, efd), 0);
+	/* Several failed re-opens (back-off 20, 40, 80, ... ms): one line, not one each. */
+	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	while (atomic_load(&dead_inits) < 4 && now_ns() < deadline)
+		usleep(5000);
+	assert_true(atomic_load(&dead_inits) >= 4);
+	source_get_stats(src, &st);
+	assert_int_equal(st.state, SOURCE_BACKOFF);
+	assert_int_equal(st.last_error, ENOENT);
+	assert_string_equal(st.last_error_text, "no device");
+	assert_int_equal(n_failed, 1);
+	assert_int_equal(n_none_left, 1);
+	assert_int_equal(n_recovered, 0);
+	/* The device comes back. */
+	atomic_store(&dead_back, true);
+	while (state_of_rules(src) != SOURCE_RUNNING && now_ns() < deadline)
+		usleep(5000);
+	assert_int_equal(state_of_rules(src), SOURCE_RUNNING);
+	assert_int_equal(n_recovered, 1);
+	assert_int_equal(n_failed, 1);
+	source_set_free(set);
+	close(efd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_one_hwrng_family),
 		cmocka_unit_test(test_option_types),
 		cmocka_unit_test(test_device_error_recovery),
+		cmocka_unit_test(test_log_once_per_state_change),
 	};
 
 	log_setup(LOG_DEBUG, LOG_TARGET_STDERR);
