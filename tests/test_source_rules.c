@@ -143,9 +143,9 @@ const struct source_ops *const source_drivers[] = {
 static _Atomic int n_failed, n_recovered, n_none_left;
 
 void __wrap_log_full(int level, const char *source, const char *event, const char *message_id,
-		     const char *fmt, ...);
+		     const char *fmt, ...) _printf_(5, 6);
 void __real_log_full(int level, const char *source, const char *event, const char *message_id,
-		     const char *fmt, ...);
+		     const char *fmt, ...) _printf_(5, 6);
 
 void __wrap_log_full(int level, const char *source, const char *event, const char *message_id,
 		     const char *fmt, ...)
