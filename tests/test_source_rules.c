@@ -140,7 +140,7 @@ const struct source_ops *const source_drivers[] = {
 };
 
 /* Logged events, counted by name (linked with -Wl,--wrap=log_full). */
-static _Atomic int n_failed, n_recovered, n_none_left;
+static _Atomic int n_failed, n_recovered, n_none_left, n_bad_id;
 
 void __wrap_log_full(int level, const char *source, const char *event, const char *message_id,
 		     const char *fmt, ...) _printf_(5, 6);
@@ -157,15 +157,18 @@ void __wrap_log_full(int level, const char *source, const char *event, const cha
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (event && strcmp(event, "source-failed") == 0) {
-		assert_string_equal(message_id, SOURCE_MESSAGE_FAILED);
+		if (!message_id || strcmp(message_id, SOURCE_MESSAGE_FAILED) != 0)
+			n_bad_id++; /* no cmocka asserts off the main thread */
 		n_failed++;
 	}
 	if (event && strcmp(event, "source-recovered") == 0) {
-		assert_string_equal(message_id, SOURCE_MESSAGE_RECOVERED);
+		if (!message_id || strcmp(message_id, SOURCE_MESSAGE_RECOVERED) != 0)
+			n_bad_id++; /* no cmocka asserts off the main thread */
 		n_recovered++;
 	}
 	if (event && strcmp(event, "no-source-left") == 0) {
-		assert_string_equal(message_id, SOURCE_MESSAGE_NO_SOURCE);
+		if (!message_id || strcmp(message_id, SOURCE_MESSAGE_NO_SOURCE) != 0)
+			n_bad_id++; /* no cmocka asserts off the main thread */
 		n_none_left++;
 	}
 	__real_log_full(level, source, event, message_id, "%s", msg);
@@ -413,6 +416,7 @@ static void test_log_once_per_state_change(void **state)
 	assert_int_equal(state_of_rules(src), SOURCE_RUNNING);
 	assert_int_equal(n_recovered, 1);
 	assert_int_equal(n_failed, 1);
+	assert_int_equal(n_bad_id, 0);
 	source_set_free(set);
 	close(efd);
 }
