@@ -754,6 +754,45 @@ static void test_fifo_without_writer(void **state)
 	unlink(tmp_path("fifo2"));
 }
 
+static void test_fifo_writer_comes_and_goes(void **state)
+{
+	uint8_t *in, *want, *got;
+	size_t in_len, npass, n, first = 4 + 2 * BLOCK;
+	struct source_set *set;
+	struct source *src;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int wfd;
+
+	/* A writer that closes is not the end: the next writer's data follows on. */
+	assert_int_equal(mkfifo(tmp_path("fifo3"), 0600), 0);
+	npass = make_input(&in, &in_len, &want, 4, NULL);
+	set = one_file_set(tmp_path("fifo3"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	wfd = open(tmp_path("fifo3"), O_WRONLY | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	assert_int_equal(write_full(wfd, in, first), 0);
+	close(wfd);
+	usleep(100000);
+	assert_int_equal(state_of(src), SOURCE_RUNNING);
+	wfd = open(tmp_path("fifo3"), O_WRONLY | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	assert_int_equal(write_full(wfd, in + first, in_len - first), 0);
+	close(wfd);
+	got = malloc(4 * BLOCK);
+	n = drain(src, efd, got, 4 * BLOCK, until_bytes, npass * BLOCK);
+	assert_int_equal(n, npass * BLOCK);
+	assert_memory_equal(got, want, n);
+	assert_int_equal(state_of(src), SOURCE_RUNNING);
+	source_set_free(set);
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+	unlink(tmp_path("fifo3"));
+}
+
 static void test_backoff_on_failures(void **state)
 {
 	uint8_t *in = calloc(1, 4 + 6 * BLOCK);
@@ -867,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_regular_file),
 		cmocka_unit_test(test_fifo_and_stop_latency),
 		cmocka_unit_test(test_fifo_without_writer),
+		cmocka_unit_test(test_fifo_writer_comes_and_goes),
 		cmocka_unit_test(test_backoff_on_failures),
 		cmocka_unit_test(test_take_partial_and_max_age),
 	};
