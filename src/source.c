@@ -1332,12 +1332,10 @@ unsigned int source_quality(const struct source *src)
 
 void source_account_fed(struct source *src, size_t bytes, uint64_t bits)
 {
-	struct source *s = src;
-
-	pthread_mutex_lock(&s->lock);
-	s->st.bytes_fed += bytes;
-	s->st.bits_credited += bits;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&src->lock);
+	src->st.bytes_fed += bytes;
+	src->st.bits_credited += bits;
+	pthread_mutex_unlock(&src->lock);
 }
 
 void source_get_stats(const struct source *src, struct source_stats *out)
