@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -21,6 +22,18 @@
 
 struct source;
 struct source_set;
+
+/*
+ * The private signal that interrupts a reader thread's blocked read() at stop (its handler
+ * does nothing and is installed without SA_RESTART). Every other signal is blocked in the
+ * reader threads; the main thread must not use this one.
+ */
+#define SOURCE_INTERRUPT_SIGNAL (SIGRTMIN + 4)
+
+/* MESSAGE_ID= of the journal entries operators alert on (log_full()). */
+#define SOURCE_MESSAGE_FAILED "d56ed95d1b65a94addade9d024719078"	 /* "source-failed" */
+#define SOURCE_MESSAGE_RECOVERED "359b715497e496b6d2f14bff5311d7a3" /* "source-recovered" */
+#define SOURCE_MESSAGE_NO_SOURCE "96b9221b5991b939df2695be7322440e" /* "no-source-left" */
 
 enum source_state {
 	SOURCE_ABSENT,		/* cannot work on this machine (probe/init said why) */
@@ -70,7 +83,8 @@ struct source_ops {
 	/*
 	 * Optional: can this source work here? Fast (under 100 ms), no side effects, no
 	 * privileges needed beyond read access. 0, or -errno with why ("no PadLock RNG on
-	 * this CPU"). Without probe, init decides.
+	 * this CPU"). Without probe, init decides. On success why may hold a short detail
+	 * for -l ("virtio_rng.0"), or stay empty.
 	 */
 	int (*probe)(struct source *src, char *why, size_t len);
 	/* Open devices; runs before privileges are dropped. 0 or -errno with why. */
@@ -81,6 +95,8 @@ struct source_ops {
 	 * thread; a blocked read is interrupted by a signal without SA_RESTART when the
 	 * source stops, so -EINTR must be returned as is. -ENODEV, -EIO, -EINVAL (CAAM) and
 	 * -ENXIO make the framework close (fini) and re-open (init) with back-off.
+	 * -ENODATA means the source is exhausted for good (the end of a regular file): the
+	 * source becomes failed ("end of file") and its thread ends.
 	 */
 	ssize_t (*read)(struct source *src, void *buf, size_t max);
 	/* Close what init opened; must cope with a failed or partial init. */
@@ -136,6 +152,34 @@ bool source_stopping(const struct source *src);
 int source_counter(struct source *src, const char *name);
 void source_counter_add(struct source *src, int index, uint64_t n);
 
+/*
+ * FIPS failure window of a source: a perfect source fails about 1 block in 1250, so a
+ * source is disabled only when at least SOURCE_FAIL_WINDOW_MAX of its last
+ * SOURCE_FAIL_WINDOW blocks failed, or SOURCE_FAIL_CONSECUTIVE blocks in a row did.
+ */
+#define SOURCE_FAIL_WINDOW 64
+#define SOURCE_FAIL_WINDOW_MAX 5
+#define SOURCE_FAIL_CONSECUTIVE 3
+
+struct source_fail_window {
+	uint64_t history;		/* bit i set: the block i blocks ago failed */
+	unsigned int consecutive;
+};
+
+/* Record one tested block; true when the source must be disabled. Pure. */
+bool source_fail_window_add(struct source_fail_window *w, bool failed);
+/* Forget the history (after a re-open). */
+void source_fail_window_reset(struct source_fail_window *w);
+
+/* Back-off after a failure: 1 s, doubling per consecutive failure, at most 1 h. */
+#define SOURCE_BACKOFF_MIN_NS (1ULL * 1000000000ULL)
+#define SOURCE_BACKOFF_MAX_NS (3600ULL * 1000000000ULL)
+/* Waits after a read that returned 0: 10 ms, doubling, at most 1 s. */
+#define SOURCE_DRY_MIN_NS (10ULL * 1000000ULL)
+#define SOURCE_DRY_MAX_NS (1000ULL * 1000000ULL)
+/* Blocks a source's ring holds. */
+#define SOURCE_RING_BLOCKS 4
+
 /* ---- Runtime (main thread) ---- */
 
 struct source_stats {
@@ -157,7 +201,8 @@ struct source_stats {
 /*
  * Build the sources from conf: every section, plus every default-on driver that has no
  * section. Nothing is opened. 0, or -EINVAL with err for a configuration that names two
- * hwrng-family sources or is otherwise inconsistent.
+ * hwrng-family sources or is otherwise inconsistent. A default-on hwrng-family driver
+ * without a section is added disabled when another hwrng-family source is enabled.
  */
 int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen);
 /* Stops (if started), finis and frees everything; accepts NULL. */
@@ -171,8 +216,9 @@ struct source *source_set_find(struct source_set *set, const char *name);
 /*
  * -l/--list: probe every known source (enabled or not) and print one line each to f:
  * "hwrng: available, enabled (virtio_rng.0, quality 1024)" or
- * "via: not available: no PadLock RNG on this CPU". Returns the number of enabled sources
- * that can work. No source may take more than 100 ms.
+ * "via: not available: no PadLock RNG on this CPU". Drivers the set does not hold (not
+ * configured, not on by default; file instances excepted) are listed as disabled. Returns
+ * the number of enabled sources that can work. No source may take more than 100 ms.
  */
 int source_set_list(struct source_set *set, FILE *f);
 

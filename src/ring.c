@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ring.h"
+#include "util.h"
+
+/*
+ * head and tail count slots forever (size_t wraps, which is fine because the capacity is a
+ * power of two): the ring holds head - tail published blocks. The producer publishes with
+ * a release store of head after filling a slot, the consumer releases with a release store
+ * of tail after wiping one; each side reads the other's index with acquire.
+ */
+
+int ring_init(struct ring *r, size_t capacity)
+{
+	size_t cap = 1;
+
+	while (cap < capacity) {
+		if (cap > SIZE_MAX / 2 / sizeof(struct block))
+			return -ENOMEM;
+		cap <<= 1;
+	}
+	r->slots = calloc(cap, sizeof(struct block));
+	if (!r->slots)
+		return -ENOMEM;
+	r->mask = cap - 1;
+	atomic_init(&r->head, 0);
+	atomic_init(&r->tail, 0);
+	return 0;
+}
+
+void ring_fini(struct ring *r)
+{
+	if (!r->slots)
+		return;
+	wipe(r->slots, (r->mask + 1) * sizeof(struct block));
+	free(r->slots);
+	r->slots = NULL;
+	r->mask = 0;
+}
+
+struct block *ring_write_slot(struct ring *r)
+{
+	size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	size_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+
+	if (head - tail > r->mask)
+		return NULL;
+	return &r->slots[head & r->mask];
+}
+
+void ring_publish(struct ring *r)
+{
+	size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	atomic_store_explicit(&r->head, head + 1, memory_order_release);
+}
+
+struct block *ring_read_slot(struct ring *r)
+{
+	size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	size_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+
+	if (head == tail)
+		return NULL;
+	return &r->slots[tail & r->mask];
+}
+
+void ring_release(struct ring *r)
+{
+	size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	wipe(&r->slots[tail & r->mask], sizeof(struct block));
+	atomic_store_explicit(&r->tail, tail + 1, memory_order_release);
+}
+
+size_t ring_count(struct ring *r)
+{
+	size_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	size_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+
+	return head - tail;
+}

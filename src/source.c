@@ -1,0 +1,1357 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The source framework: the driver table, option validation, and the runtime (one reader
+ * thread per usable source, FIPS gate, failure policy, the consumer side of the rings).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "ring.h"
+#include "source.h"
+#include "util.h"
+
+extern const struct source_ops source_hwrng, source_virtio, source_caam, source_via, source_file;
+
+/*
+ * The table of drivers, in the order -l lists them. A driver compiled out for this
+ * architecture stays in the table as a stub that says so.
+ */
+#ifndef SOURCE_TEST_DRIVERS /* tests/test_source_rules.c includes this file with its own */
+const struct source_ops *const source_drivers[] = {
+	&source_hwrng, &source_virtio, &source_caam, &source_via, &source_file,
+};
+const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
+#endif
+
+#define MAX_COUNTERS 8
+#define COUNTER_NAME_MAX 32
+#define INSTANCE_MAX 32
+
+/* Keys every source accepts; handled here, not by the drivers. */
+static const struct source_option common_options[] = {
+	{ .key = "enabled",
+	  .type = SOURCE_OPT_BOOL,
+	  .def = "yes",
+	  .help = "use this source (yes/no)" },
+	{ .key = "quality",
+	  .type = SOURCE_OPT_UINT,
+	  .min = 0,
+	  .max = 1024,
+	  .help = "bits of entropy credited per 1024 bits read (default: the source's own)" },
+	{ 0 },
+};
+
+struct source_kv {
+	char *key;
+	char *value;
+};
+
+struct source {
+	struct source_set *set; /* NULL for a temporary source (checks) */
+	const struct source_ops *ops;
+	char *name;
+	struct source_kv *kv;
+	size_t n_kv;
+	bool configured; /* has a [source] section */
+	bool enabled;
+	int conf_quality;	   /* -1 when not configured */
+	_Atomic int found_quality; /* -1 until the driver sets it */
+	void *priv;
+	bool opened; /* init succeeded, fini not called yet */
+
+	struct ring ring;
+	size_t take_off; /* consumer: bytes taken from the oldest block */
+
+	/* Owned by the reader thread while it runs. */
+	struct fips_ctx fips;
+	struct source_fail_window window;
+	uint64_t backoff_ns;
+	uint64_t blocks_since_open;
+	bool in_trouble; /* "source-failed" logged, "source-recovered" not yet */
+
+	pthread_t thread;
+	bool thread_started;
+	_Atomic bool thread_done;
+	_Atomic bool stop;
+	int wake_fd;
+	_Atomic bool waiting;	      /* in a deliberate wait of the framework */
+	_Atomic uint64_t progress_ns; /* when the thread last started or finished a step */
+
+	pthread_mutex_t lock; /* guards st, counter_names and the waits */
+	pthread_cond_t cond;  /* CLOCK_MONOTONIC: ring space, stop */
+	struct source_stats st;
+	char counter_names[MAX_COUNTERS][COUNTER_NAME_MAX];
+};
+
+struct source_set {
+	struct source **src;
+	size_t n;
+	bool started;
+	pthread_mutex_t lock; /* for none_left */
+	bool none_left;	      /* "no-source-left" logged */
+};
+
+const char *source_state_name(enum source_state s)
+{
+	switch (s) {
+	case SOURCE_ABSENT:
+		return "absent";
+	case SOURCE_STARTING:
+		return "starting";
+	case SOURCE_RUNNING:
+		return "running";
+	case SOURCE_BACKOFF:
+		return "backoff";
+	case SOURCE_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+/* ---- drivers and options ---- */
+
+static size_t type_len(const char *name)
+{
+	const char *colon = strchr(name, ':');
+
+	return colon ? (size_t)(colon - name) : strlen(name);
+}
+
+static const struct source_ops *find_driver_in(const struct source_ops *const *drivers, size_t n,
+					       const char *name)
+{
+	size_t len;
+
+	if (!name)
+		return NULL;
+	len = type_len(name);
+	for (size_t i = 0; i < n; i++)
+		if (strlen(drivers[i]->name) == len && strncmp(drivers[i]->name, name, len) == 0)
+			return drivers[i];
+	return NULL;
+}
+
+const struct source_ops *source_find_driver(const char *name)
+{
+	return find_driver_in(source_drivers, source_n_drivers, name);
+}
+
+static const struct source_option *find_option(const struct source_ops *ops, const char *key)
+{
+	for (const struct source_option *o = ops->options; o && o->key; o++)
+		if (strcmp(o->key, key) == 0)
+			return o;
+	for (const struct source_option *o = common_options; o->key; o++)
+		if (strcmp(o->key, key) == 0)
+			return o;
+	return NULL;
+}
+
+static int check_value(const struct source_option *o, const char *v, char *why, size_t len)
+{
+	uint64_t u;
+	bool b;
+	int r;
+
+	switch (o->type) {
+	case SOURCE_OPT_STRING:
+		if (!*v) {
+			snprintf(why, len, "empty value");
+			return -EINVAL;
+		}
+		return 0;
+	case SOURCE_OPT_PATH:
+		if (v[0] != '/') {
+			snprintf(why, len, "'%s' is not an absolute path", v);
+			return -EINVAL;
+		}
+		return 0;
+	case SOURCE_OPT_UINT:
+		r = parse_uint(v, o->min, o->max, &u);
+		if (r == -ERANGE) {
+			snprintf(why, len, "'%s' is out of range %llu..%llu", v,
+				 (unsigned long long)o->min, (unsigned long long)o->max);
+			return -EINVAL;
+		}
+		if (r < 0) {
+			snprintf(why, len, "'%s' is not a decimal number", v);
+			return -EINVAL;
+		}
+		return 0;
+	case SOURCE_OPT_BOOL:
+		if (parse_bool(v, &b) < 0) {
+			snprintf(why, len, "'%s' is not yes or no", v);
+			return -EINVAL;
+		}
+		return 0;
+	case SOURCE_OPT_CHOICE:
+		for (const char *const *c = o->choices; c && *c; c++)
+			if (strcmp(*c, v) == 0)
+				return 0;
+		snprintf(why, len, "'%s' is not one of:", v);
+		for (const char *const *c = o->choices; c && *c; c++) {
+			size_t l = strlen(why);
+
+			if (l < len)
+				snprintf(why + l, len - l, " %s", *c);
+		}
+		return -EINVAL;
+	}
+	snprintf(why, len, "bad option type");
+	return -EINVAL;
+}
+
+static int check_options(const char *name, const struct source_option *opts, bool common, char *why,
+			 size_t len)
+{
+	char vwhy[160];
+
+	for (const struct source_option *o = opts; o && o->key; o++) {
+		if (!*o->key) {
+			snprintf(why, len, "source '%s': empty option key", name);
+			return -EINVAL;
+		}
+		if (!common)
+			for (const struct source_option *c = common_options; c->key; c++)
+				if (strcmp(c->key, o->key) == 0) {
+					snprintf(why, len, "source '%s': key '%s' is common to all",
+						 name, o->key);
+					return -EINVAL;
+				}
+		for (const struct source_option *p = opts; p != o; p++)
+			if (strcmp(p->key, o->key) == 0) {
+				snprintf(why, len, "source '%s': key '%s' twice", name, o->key);
+				return -EINVAL;
+			}
+		if (o->type > SOURCE_OPT_CHOICE) {
+			snprintf(why, len, "source '%s': key '%s': bad type", name, o->key);
+			return -EINVAL;
+		}
+		if (o->type == SOURCE_OPT_UINT && o->min > o->max) {
+			snprintf(why, len, "source '%s': key '%s': min > max", name, o->key);
+			return -EINVAL;
+		}
+		if (o->type == SOURCE_OPT_CHOICE && (!o->choices || !o->choices[0])) {
+			snprintf(why, len, "source '%s': key '%s': no choices", name, o->key);
+			return -EINVAL;
+		}
+		if (o->def && check_value(o, o->def, vwhy, sizeof(vwhy)) < 0) {
+			snprintf(why, len, "source '%s': key '%s': bad default: %s", name, o->key,
+				 vwhy);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int source_check_drivers(const struct source_ops *const *drivers, size_t n, char *why, size_t len)
+{
+	int r = check_options("common", common_options, true, why, len);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		const struct source_ops *d = drivers[i];
+
+		if (!d || !d->name || !*d->name || strchr(d->name, ':')) {
+			snprintf(why, len, "driver %zu has no valid name", i);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(drivers[j]->name, d->name) == 0) {
+				snprintf(why, len, "source '%s' twice", d->name);
+				return -EINVAL;
+			}
+		if (!d->read) {
+			snprintf(why, len, "source '%s' has no read", d->name);
+			return -EINVAL;
+		}
+		if (d->quality > 1024) {
+			snprintf(why, len, "source '%s': quality %u > 1024", d->name, d->quality);
+			return -EINVAL;
+		}
+		r = check_options(d->name, d->options, false, why, len);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool valid_instance(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > INSTANCE_MAX)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+			return false;
+	return true;
+}
+
+static void source_free(struct source *src);
+static struct source *source_new(const struct source_ops *ops, const char *name,
+				 const struct conf_section *s);
+
+int source_check_section(const struct conf_section *s, const struct conf_kv **bad, char *why,
+			 size_t len)
+{
+	const struct source_ops *ops;
+	const char *colon;
+	struct source *tmp;
+	int r;
+
+	*bad = NULL;
+	if (!s->name || !*s->name) {
+		snprintf(why, len, "source without a name");
+		return -EINVAL;
+	}
+	ops = source_find_driver(s->name);
+	if (!ops) {
+		snprintf(why, len, "unknown source '%.*s'", (int)type_len(s->name), s->name);
+		return -EINVAL;
+	}
+	colon = strchr(s->name, ':');
+	if (ops->instances && !colon) {
+		snprintf(why, len, "source '%s' needs an instance name: [source %s:NAME]",
+			 ops->name, ops->name);
+		return -EINVAL;
+	}
+	if (!ops->instances && colon) {
+		snprintf(why, len, "source '%s' takes no instance name", ops->name);
+		return -EINVAL;
+	}
+	if (colon && !valid_instance(colon + 1)) {
+		snprintf(why, len,
+			 "bad instance name '%s': 1 to %d of the characters A-Z a-z 0-9 _ . -",
+			 colon + 1, INSTANCE_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < s->n_kv; i++) {
+		const struct source_option *o = find_option(ops, s->kv[i].key);
+
+		*bad = &s->kv[i];
+		if (!o) {
+			snprintf(why, len, "unknown key for source '%s' (see -O %s)", ops->name,
+				 ops->name);
+			return -EINVAL;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->kv[j].key, s->kv[i].key) == 0) {
+				snprintf(why, len, "set twice");
+				return -EINVAL;
+			}
+		if (!s->kv[i].value) {
+			snprintf(why, len, "no value");
+			return -EINVAL;
+		}
+		r = check_value(o, s->kv[i].value, why, len);
+		if (r < 0)
+			return r;
+	}
+	*bad = NULL;
+	if (!ops->check)
+		return 0;
+	tmp = source_new(ops, s->name, s);
+	if (!tmp) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	why[0] = '\0';
+	r = ops->check(tmp, why, len);
+	source_free(tmp);
+	if (r < 0) {
+		if (!why[0])
+			snprintf(why, len, "invalid configuration");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void print_option(const struct source_option *o, FILE *f)
+{
+	fprintf(f, "  %s=%s", o->key, o->def ? o->def : "");
+	switch (o->type) {
+	case SOURCE_OPT_STRING:
+		fprintf(f, "  (text)");
+		break;
+	case SOURCE_OPT_PATH:
+		fprintf(f, "  (absolute path)");
+		break;
+	case SOURCE_OPT_UINT:
+		fprintf(f, "  (%llu..%llu)", (unsigned long long)o->min,
+			(unsigned long long)o->max);
+		break;
+	case SOURCE_OPT_BOOL:
+		fprintf(f, "  (yes/no)");
+		break;
+	case SOURCE_OPT_CHOICE:
+		fprintf(f, "  (");
+		for (const char *const *c = o->choices; c && *c; c++)
+			fprintf(f, "%s%s", c == o->choices ? "" : "|", *c);
+		fprintf(f, ")");
+		break;
+	}
+	fprintf(f, "\n      %s\n", o->help ? o->help : "");
+}
+
+int source_print_options(const char *name, FILE *f)
+{
+	const struct source_ops *ops = source_find_driver(name);
+
+	if (!ops)
+		return -ENOENT;
+	fprintf(f, "%s%s: %s\n", ops->name, ops->instances ? ":NAME" : "",
+		ops->help ? ops->help : "");
+	fprintf(f, "  default quality %u/1024%s%s\n", ops->quality,
+		ops->default_on ? ", on by default where available" : "",
+		ops->hwrng_family ? ", reads /dev/hwrng" : "");
+	for (const struct source_option *o = ops->options; o && o->key; o++)
+		print_option(o, f);
+	for (const struct source_option *o = common_options; o->key; o++)
+		print_option(o, f);
+	return 0;
+}
+
+/* ---- for drivers ---- */
+
+const char *source_name(const struct source *src)
+{
+	return src->name;
+}
+
+const char *source_opt_str(const struct source *src, const char *key)
+{
+	const struct source_option *o;
+
+	for (size_t i = 0; i < src->n_kv; i++)
+		if (strcmp(src->kv[i].key, key) == 0)
+			return src->kv[i].value;
+	o = find_option(src->ops, key);
+	return o ? o->def : NULL;
+}
+
+uint64_t source_opt_uint(const struct source *src, const char *key)
+{
+	const char *v = source_opt_str(src, key);
+	uint64_t u = 0;
+
+	if (v && parse_uint(v, 0, UINT64_MAX, &u) < 0)
+		u = 0;
+	return u;
+}
+
+bool source_opt_bool(const struct source *src, const char *key)
+{
+	const char *v = source_opt_str(src, key);
+	bool b = false;
+
+	if (v && parse_bool(v, &b) < 0)
+		b = false;
+	return b;
+}
+
+bool source_opt_is_set(const struct source *src, const char *key)
+{
+	for (size_t i = 0; i < src->n_kv; i++)
+		if (strcmp(src->kv[i].key, key) == 0)
+			return true;
+	return false;
+}
+
+void *source_priv(const struct source *src)
+{
+	return src->priv;
+}
+
+void source_set_priv(struct source *src, void *priv)
+{
+	src->priv = priv;
+}
+
+void source_set_quality(struct source *src, unsigned int quality)
+{
+	atomic_store(&src->found_quality, (int)MIN(quality, 1024u));
+}
+
+static struct timespec deadline_ts(uint64_t ns)
+{
+	uint64_t t = now_ns();
+	struct timespec ts;
+
+	t = ns > UINT64_MAX - t ? UINT64_MAX : t + ns;
+	ts.tv_sec = (time_t)(t / NSEC_PER_SEC);
+	ts.tv_nsec = (long)(t % NSEC_PER_SEC);
+	return ts;
+}
+
+int source_sleep(struct source *src, uint64_t ns)
+{
+	struct timespec ts = deadline_ts(ns);
+	bool stop;
+
+	pthread_mutex_lock(&src->lock);
+	atomic_store(&src->waiting, true);
+	while (!atomic_load(&src->stop))
+		if (pthread_cond_timedwait(&src->cond, &src->lock, &ts) == ETIMEDOUT)
+			break;
+	stop = atomic_load(&src->stop);
+	atomic_store(&src->progress_ns, now_ns());
+	atomic_store(&src->waiting, false);
+	pthread_mutex_unlock(&src->lock);
+	return stop ? -ECANCELED : 0;
+}
+
+bool source_stopping(const struct source *src)
+{
+	return atomic_load(&src->stop);
+}
+
+int source_counter(struct source *src, const char *name)
+{
+	int r = -ENOSPC;
+
+	pthread_mutex_lock(&src->lock);
+	for (size_t i = 0; i < src->st.n_counters; i++)
+		if (strcmp(src->counter_names[i], name) == 0) {
+			r = (int)i;
+			goto out;
+		}
+	if (src->st.n_counters < MAX_COUNTERS) {
+		size_t i = src->st.n_counters++;
+
+		snprintf(src->counter_names[i], COUNTER_NAME_MAX, "%s", name);
+		src->st.counter_names[i] = src->counter_names[i];
+		src->st.counters[i] = 0;
+		r = (int)i;
+	}
+out:
+	pthread_mutex_unlock(&src->lock);
+	return r;
+}
+
+void source_counter_add(struct source *src, int index, uint64_t n)
+{
+	pthread_mutex_lock(&src->lock);
+	if (index >= 0 && (size_t)index < src->st.n_counters)
+		src->st.counters[index] += n;
+	pthread_mutex_unlock(&src->lock);
+}
+
+/* ---- failure window ---- */
+
+/*
+ * False alarms: FIPS 140-2 fails a perfect source's block with p ~ 1/1250 = 8e-4 (measured
+ * by rngtest on good sources). With 5 failures needed in the last 64 blocks, the chance
+ * that a given block trips the window is about p * C(63,4) * p^4 = 595665 * p^5 ~ 2e-10;
+ * three in a row, p^3 ~ 5e-10. Even at 400 blocks/s (1 MB/s) that is a false back-off
+ * about once in 50 days, and a false alarm costs a 1 s back-off. A source that fails every
+ * block trips after 3 blocks; one that fails 10% of its blocks after about 50.
+ */
+bool source_fail_window_add(struct source_fail_window *w, bool failed)
+{
+	w->history = (w->history << 1) | (failed ? 1u : 0u);
+	w->consecutive = failed ? w->consecutive + 1 : 0;
+	return w->consecutive >= SOURCE_FAIL_CONSECUTIVE ||
+	       __builtin_popcountll(w->history) >= SOURCE_FAIL_WINDOW_MAX;
+}
+
+void source_fail_window_reset(struct source_fail_window *w)
+{
+	w->history = 0;
+	w->consecutive = 0;
+}
+
+/* ---- sources and sets ---- */
+
+static struct source *source_new(const struct source_ops *ops, const char *name,
+				 const struct conf_section *s)
+{
+	struct source *src = calloc(1, sizeof(*src));
+	pthread_condattr_t ca;
+
+	if (!src)
+		return NULL;
+	src->ops = ops;
+	src->conf_quality = -1;
+	atomic_init(&src->found_quality, -1);
+	src->wake_fd = -1;
+	src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
+	pthread_mutex_init(&src->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&src->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	src->st.state = SOURCE_ABSENT;
+	src->st.state_since = realtime_ns();
+	src->name = strdup(name);
+	if (!src->name)
+		goto fail;
+	if (s && s->n_kv) {
+		src->kv = calloc(s->n_kv, sizeof(*src->kv));
+		if (!src->kv)
+			goto fail;
+		for (size_t i = 0; i < s->n_kv; i++) {
+			src->kv[i].key = strdup(s->kv[i].key);
+			src->kv[i].value = strdup(s->kv[i].value ? s->kv[i].value : "");
+			src->n_kv++;
+			if (!src->kv[i].key || !src->kv[i].value)
+				goto fail;
+		}
+	}
+	return src;
+fail:
+	source_free(src);
+	return NULL;
+}
+
+static void source_free(struct source *src)
+{
+	if (!src)
+		return;
+	if (src->opened && src->ops->fini)
+		src->ops->fini(src);
+	src->opened = false;
+	ring_fini(&src->ring);
+	for (size_t i = 0; i < src->n_kv; i++) {
+		free(src->kv[i].key);
+		free(src->kv[i].value);
+	}
+	free(src->kv);
+	free(src->name);
+	pthread_cond_destroy(&src->cond);
+	pthread_mutex_destroy(&src->lock);
+	free(src);
+}
+
+static int set_add(struct source_set *set, struct source *src)
+{
+	struct source **n = realloc(set->src, (set->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	set->src = n;
+	set->src[set->n++] = src;
+	src->set = set;
+	return 0;
+}
+
+/* "file:line", or "command line" for what was set by options (line 0). */
+static void where_str(char *buf, size_t len, const char *file, unsigned int line)
+{
+	if (line)
+		snprintf(buf, len, "%s:%u", file, line);
+	else
+		snprintf(buf, len, "command line");
+}
+
+int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen)
+{
+	struct source_set *set = calloc(1, sizeof(*set));
+	const struct source *family = NULL;
+	char why[256];
+	int r;
+
+	if (!set) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&set->lock, NULL);
+	for (size_t i = 0; i < conf->n_sections; i++) {
+		const struct conf_section *s = &conf->sections[i];
+		const char *file = conf->path ? conf->path : "configuration";
+		const struct conf_kv *bad;
+		struct source *src;
+
+		char where[128];
+
+		r = source_check_section(s, &bad, why, sizeof(why));
+		if (r < 0) {
+			where_str(where, sizeof(where), file, bad ? bad->line : s->line);
+			if (bad)
+				snprintf(err, errlen, "%s: key '%s': %s", where, bad->key, why);
+			else
+				snprintf(err, errlen, "%s: %s", where, why);
+			goto fail;
+		}
+		if (source_set_find(set, s->name)) {
+			where_str(where, sizeof(where), file, s->line);
+			snprintf(err, errlen, "%s: source '%s' configured twice", where, s->name);
+			r = -EINVAL;
+			goto fail;
+		}
+		src = source_new(source_find_driver(s->name), s->name, s);
+		if (!src || set_add(set, src) < 0) {
+			source_free(src);
+			snprintf(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto fail;
+		}
+		src->configured = true;
+		src->enabled = source_opt_bool(src, "enabled");
+		if (source_opt_is_set(src, "quality"))
+			src->conf_quality = (int)source_opt_uint(src, "quality");
+		if (src->enabled && src->ops->hwrng_family) {
+			if (family) {
+				snprintf(
+					err, errlen,
+					"sources '%s' and '%s' both read /dev/hwrng: enable only one",
+					family->name, src->name);
+				r = -EINVAL;
+				goto fail;
+			}
+			family = src;
+		}
+	}
+	/*
+	 * Default-on drivers without a section. Only the first hwrng-family one is enabled,
+	 * and none when a configured one is: there is one current hwrng backend.
+	 */
+	for (size_t i = 0; i < source_n_drivers; i++) {
+		const struct source_ops *ops = source_drivers[i];
+		struct source *src;
+
+		if (!ops->default_on || ops->instances || source_set_find(set, ops->name))
+			continue;
+		src = source_new(ops, ops->name, NULL);
+		if (!src || set_add(set, src) < 0) {
+			source_free(src);
+			snprintf(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto fail;
+		}
+		src->enabled = !(ops->hwrng_family && family);
+		if (src->enabled && ops->hwrng_family)
+			family = src;
+	}
+	*ret = set;
+	return 0;
+fail:
+	source_set_free(set);
+	return r;
+}
+
+void source_set_free(struct source_set *set)
+{
+	if (!set)
+		return;
+	source_set_stop(set);
+	for (size_t i = 0; i < set->n; i++)
+		source_free(set->src[i]);
+	free(set->src);
+	pthread_mutex_destroy(&set->lock);
+	free(set);
+}
+
+size_t source_set_size(const struct source_set *set)
+{
+	return set->n;
+}
+
+struct source *source_set_get(struct source_set *set, size_t i)
+{
+	return i < set->n ? set->src[i] : NULL;
+}
+
+struct source *source_set_find(struct source_set *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (strcmp(set->src[i]->name, name) == 0)
+			return set->src[i];
+	return NULL;
+}
+
+static int probe_one(struct source *src, char *why, size_t len)
+{
+	int r;
+
+	why[0] = '\0';
+	if (src->ops->probe)
+		return src->ops->probe(src, why, len);
+	if (!src->ops->init)
+		return 0;
+	r = src->ops->init(src, why, len);
+	if (src->ops->fini)
+		src->ops->fini(src);
+	src->priv = NULL;
+	return r;
+}
+
+static void list_one(struct source *src, bool enabled, FILE *f, int *count)
+{
+	char why[160];
+	int r = probe_one(src, why, sizeof(why));
+
+	if (r < 0) {
+		fprintf(f, "%s: not available: %s%s\n", src->name, why[0] ? why : strerror(-r),
+			enabled ? "" : " (disabled)");
+		return;
+	}
+	fprintf(f, "%s: available, %s (%s%squality %u)\n", src->name,
+		enabled ? "enabled" : "disabled", why, why[0] ? ", " : "", source_quality(src));
+	if (enabled)
+		(*count)++;
+}
+
+int source_set_list(struct source_set *set, FILE *f)
+{
+	int count = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		list_one(set->src[i], set->src[i]->enabled, f, &count);
+	/* Drivers the set does not hold: not configured and not on by default. */
+	for (size_t i = 0; i < source_n_drivers; i++) {
+		const struct source_ops *ops = source_drivers[i];
+		struct source *tmp;
+
+		if (ops->instances || source_set_find(set, ops->name))
+			continue;
+		tmp = source_new(ops, ops->name, NULL);
+		if (!tmp)
+			return -ENOMEM;
+		list_one(tmp, false, f, &count);
+		source_free(tmp);
+	}
+	return count;
+}
+
+static void set_error(struct source *src, int err, const char *text)
+{
+	pthread_mutex_lock(&src->lock);
+	src->st.last_error = err;
+	snprintf(src->st.last_error_text, sizeof(src->st.last_error_text), "%s", text);
+	pthread_mutex_unlock(&src->lock);
+}
+
+static int open_source(struct source *src, char *why, size_t len)
+{
+	int r = 0;
+
+	why[0] = '\0';
+	if (src->ops->init)
+		r = src->ops->init(src, why, len);
+	if (r < 0) {
+		if (src->ops->fini)
+			src->ops->fini(src);
+		src->priv = NULL;
+		if (!why[0])
+			snprintf(why, len, "%s", strerror(-r));
+		return r;
+	}
+	src->opened = true;
+	return 0;
+}
+
+static void close_source(struct source *src)
+{
+	if (src->opened && src->ops->fini)
+		src->ops->fini(src);
+	src->opened = false;
+	src->priv = NULL;
+}
+
+int source_set_init(struct source_set *set)
+{
+	int usable = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+		char why[160];
+		int r;
+
+		if (!src->enabled || src->opened)
+			continue;
+		if (!src->ring.slots) {
+			r = ring_init(&src->ring, SOURCE_RING_BLOCKS);
+			if (r < 0)
+				return r;
+		}
+		r = open_source(src, why, sizeof(why));
+		if (r < 0) {
+			set_error(src, -r, why);
+			log_full(src->configured ? LOG_WARNING : LOG_INFO, src->name,
+				 "source-absent", NULL, "not available: %s", why);
+			continue;
+		}
+		pthread_mutex_lock(&src->lock);
+		src->st.state = SOURCE_STARTING;
+		src->st.state_since = realtime_ns();
+		pthread_mutex_unlock(&src->lock);
+		usable++;
+	}
+	return usable;
+}
+
+/* ---- reader threads ---- */
+
+static void wake(struct source *src)
+{
+	uint64_t one = 1;
+
+	/* An eventfd write fails only when the counter would overflow: then it is set. */
+	if (src->wake_fd >= 0 && write(src->wake_fd, &one, sizeof(one)) < 0) {
+	}
+}
+
+static void check_none_left(struct source_set *set)
+{
+	bool any = false;
+
+	if (!set)
+		return;
+	pthread_mutex_lock(&set->lock);
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *s = set->src[i];
+		enum source_state st;
+
+		pthread_mutex_lock(&s->lock);
+		st = s->st.state;
+		pthread_mutex_unlock(&s->lock);
+		if (st == SOURCE_STARTING || st == SOURCE_RUNNING)
+			any = true;
+	}
+	if (!any && !set->none_left) {
+		set->none_left = true;
+		log_full(LOG_ERR, NULL, "no-source-left", SOURCE_MESSAGE_NO_SOURCE,
+			 "no entropy source is working");
+	} else if (any) {
+		set->none_left = false;
+	}
+	pthread_mutex_unlock(&set->lock);
+}
+
+/* Change state; logs once per change of health, never once per attempt. */
+static void set_state(struct source *src, enum source_state state, int err, const char *text)
+{
+	enum source_state old;
+
+	pthread_mutex_lock(&src->lock);
+	old = src->st.state;
+	if (text) {
+		src->st.last_error = err;
+		snprintf(src->st.last_error_text, sizeof(src->st.last_error_text), "%s", text);
+	}
+	if (old != state) {
+		src->st.state = state;
+		src->st.state_since = realtime_ns();
+	}
+	pthread_mutex_unlock(&src->lock);
+	if (old == state)
+		return;
+	wake(src);
+
+	switch (state) {
+	case SOURCE_RUNNING:
+		if (src->in_trouble) {
+			src->in_trouble = false;
+			log_full(LOG_NOTICE, src->name, "source-recovered",
+				 SOURCE_MESSAGE_RECOVERED, "recovered");
+		} else {
+			log_full(LOG_INFO, src->name, "source-running", NULL,
+				 "running, first block passed the FIPS tests");
+		}
+		check_none_left(src->set);
+		break;
+	case SOURCE_BACKOFF:
+		if (!src->in_trouble) {
+			src->in_trouble = true;
+			log_full(LOG_WARNING, src->name, "source-failed", SOURCE_MESSAGE_FAILED,
+				 "failed: %s; retrying with back-off", text ? text : "unknown");
+		}
+		check_none_left(src->set);
+		break;
+	case SOURCE_FAILED:
+		src->in_trouble = true;
+		log_full(LOG_ERR, src->name, "source-failed", SOURCE_MESSAGE_FAILED,
+			 "failed: %s; giving up until reload", text ? text : "unknown");
+		check_none_left(src->set);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Read exactly n bytes. 0, -ECANCELED when stopping, or the driver's -errno. */
+static int fill(struct source *src, uint8_t *buf, size_t n)
+{
+	uint64_t dry = SOURCE_DRY_MIN_NS;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r;
+
+		if (atomic_load(&src->stop))
+			return -ECANCELED;
+		atomic_store(&src->progress_ns, now_ns());
+		r = src->ops->read(src, buf + done, n - done);
+		atomic_store(&src->progress_ns, now_ns());
+		if (r > 0) {
+			if ((size_t)r > n - done)
+				return -EIO; /* a driver bug; never trust the bytes */
+			done += (size_t)r;
+			dry = SOURCE_DRY_MIN_NS;
+			pthread_mutex_lock(&src->lock);
+			src->st.bytes_read += (uint64_t)r;
+			pthread_mutex_unlock(&src->lock);
+			continue;
+		}
+		if (r == -EINTR)
+			continue;
+		if (r != 0 && r != -EAGAIN)
+			return (int)r;
+		/* Nothing now: wait, doubling, so that a dry source never spins. */
+		if (source_sleep(src, dry) < 0)
+			return -ECANCELED;
+		dry = MIN(dry * 2, SOURCE_DRY_MAX_NS);
+	}
+	return 0;
+}
+
+static struct block *wait_slot(struct source *src)
+{
+	struct block *b = ring_write_slot(&src->ring);
+
+	if (b)
+		return b;
+	pthread_mutex_lock(&src->lock);
+	atomic_store(&src->waiting, true);
+	while (!atomic_load(&src->stop) && !(b = ring_write_slot(&src->ring)))
+		pthread_cond_wait(&src->cond, &src->lock);
+	atomic_store(&src->progress_ns, now_ns());
+	atomic_store(&src->waiting, false);
+	pthread_mutex_unlock(&src->lock);
+	return atomic_load(&src->stop) ? NULL : b;
+}
+
+/*
+ * Seed the continuous test, then read, test and publish blocks until something goes
+ * wrong. Returns -ECANCELED when stopping, -EBADMSG when too many blocks failed, or the
+ * driver's error; why says what happened.
+ */
+static int stream(struct source *src, char *why, size_t len)
+{
+	uint8_t seed[4];
+	int r;
+
+	r = fill(src, seed, sizeof(seed));
+	if (r < 0) {
+		wipe(seed, sizeof(seed));
+		goto read_error;
+	}
+	fips_init(&src->fips, seed);
+	wipe(seed, sizeof(seed));
+	source_fail_window_reset(&src->window);
+	src->blocks_since_open = 0;
+
+	for (;;) {
+		struct block *b = wait_slot(src);
+		unsigned int res;
+		bool trip;
+
+		if (!b)
+			return -ECANCELED;
+		r = fill(src, b->data, sizeof(b->data));
+		if (r < 0) {
+			wipe(b, sizeof(*b));
+			goto read_error;
+		}
+		b->time_ns = now_ns();
+		res = fips_test_block(&src->fips, b->data);
+		trip = source_fail_window_add(&src->window, res != 0);
+		atomic_store(&src->progress_ns, now_ns());
+
+		pthread_mutex_lock(&src->lock);
+		src->st.blocks_tested++;
+		if (res == 0)
+			src->st.blocks_passed++;
+		for (unsigned int i = 0; i < FIPS_N_TESTS; i++)
+			if (res & (1u << i))
+				src->st.fips_failures[i]++;
+		pthread_mutex_unlock(&src->lock);
+
+		if (res == 0) {
+			ring_publish(&src->ring);
+			wake(src);
+			set_state(src, SOURCE_RUNNING, 0, NULL);
+		} else {
+			wipe(b, sizeof(*b));
+		}
+		if (trip) {
+			snprintf(why, len,
+				 "too many FIPS 140-2 failures (%d of the last %u blocks)",
+				 __builtin_popcountll(src->window.history),
+				 (unsigned int)MIN(src->blocks_since_open + 1, SOURCE_FAIL_WINDOW));
+			return -EBADMSG;
+		}
+		/* Trust earned: a later failure starts the back-off over from its minimum. */
+		if (++src->blocks_since_open == SOURCE_FAIL_WINDOW)
+			src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
+	}
+
+read_error:
+	if (r == -ECANCELED)
+		return r;
+	if (r == -ENODATA)
+		snprintf(why, len, "end of file");
+	else
+		snprintf(why, len, "read: %s", strerror(-r));
+	return r;
+}
+
+static void run(struct source *src)
+{
+	char why[160];
+	int r;
+
+	for (;;) {
+		if (!src->opened) {
+			r = open_source(src, why, sizeof(why));
+			if (r < 0) {
+				/* Still in back-off; logged when it started. */
+				set_state(src, SOURCE_BACKOFF, -r, why);
+			} else {
+				set_state(src, SOURCE_STARTING, 0, NULL);
+			}
+		}
+		if (src->opened) {
+			r = stream(src, why, sizeof(why));
+			if (r == -ECANCELED)
+				return;
+			close_source(src);
+			if (r == -ENODATA) {
+				atomic_store(&src->waiting, true); /* ending on purpose */
+				set_state(src, SOURCE_FAILED, ENODATA, why);
+				return;
+			}
+			atomic_store(&src->waiting, true); /* about to sleep */
+			set_state(src, SOURCE_BACKOFF, -r, why);
+		}
+		if (source_sleep(src, src->backoff_ns) < 0)
+			return;
+		src->backoff_ns = MIN(src->backoff_ns * 2, SOURCE_BACKOFF_MAX_NS);
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct source *src = arg;
+	sigset_t ss;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SOURCE_INTERRUPT_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
+	run(src);
+	atomic_store(&src->waiting, true);
+	atomic_store(&src->thread_done, true);
+	wake(src);
+	return NULL;
+}
+
+static void interrupt_handler(int sig)
+{
+	(void)sig;
+}
+
+static int handler_result;
+
+static void install_once(void)
+{
+	/* No SA_RESTART: a blocked read() must return EINTR. */
+	struct sigaction sa = { .sa_handler = interrupt_handler };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SOURCE_INTERRUPT_SIGNAL, &sa, NULL) < 0)
+		handler_result = -errno;
+}
+
+static int install_handler(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, install_once);
+	return handler_result;
+}
+
+int source_set_start(struct source_set *set, int wake_fd)
+{
+	sigset_t all, old;
+	int r = install_handler();
+
+	if (r < 0)
+		return r;
+	/* The threads inherit a mask with everything blocked; they unblock their signal. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if (!src->opened || src->thread_started)
+			continue;
+		src->wake_fd = wake_fd;
+		atomic_store(&src->stop, false);
+		atomic_store(&src->thread_done, false);
+		atomic_store(&src->progress_ns, now_ns());
+		r = -pthread_create(&src->thread, NULL, reader_main, src);
+		if (r < 0)
+			break;
+		src->thread_started = true;
+		set->started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		source_set_stop(set);
+	return r;
+}
+
+void source_set_stop(struct source_set *set)
+{
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = 1000000 };
+
+	if (!set || !set->started)
+		return;
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if (!src->thread_started)
+			continue;
+		pthread_mutex_lock(&src->lock);
+		atomic_store(&src->stop, true);
+		pthread_cond_broadcast(&src->cond);
+		pthread_mutex_unlock(&src->lock);
+	}
+	/*
+	 * A thread may be blocked in read(), or about to enter it when the signal comes:
+	 * signal again every 5 ms until it is out.
+	 */
+	for (unsigned int n = 0;; n++) {
+		bool all_done = true;
+
+		for (size_t i = 0; i < set->n; i++) {
+			struct source *src = set->src[i];
+
+			if (!src->thread_started || atomic_load(&src->thread_done))
+				continue;
+			all_done = false;
+			if (n % 5 == 0)
+				pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
+		}
+		if (all_done)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if (!src->thread_started)
+			continue;
+		pthread_join(src->thread, NULL);
+		src->thread_started = false;
+		atomic_store(&src->waiting, false);
+	}
+	set->started = false;
+}
+
+/* ---- consumer ---- */
+
+static bool stale(const struct block *b, uint64_t now, uint64_t max_age_ns)
+{
+	return now > b->time_ns && now - b->time_ns > max_age_ns;
+}
+
+static void consumer_release(struct source *src)
+{
+	ring_release(&src->ring);
+	src->take_off = 0;
+	pthread_mutex_lock(&src->lock);
+	pthread_cond_signal(&src->cond);
+	pthread_mutex_unlock(&src->lock);
+}
+
+size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)
+{
+	struct block *b;
+	size_t done = 0;
+
+	while ((b = ring_read_slot(&src->ring)) && stale(b, now, max_age_ns))
+		consumer_release(src);
+	while (done < n && (b = ring_read_slot(&src->ring))) {
+		size_t k;
+
+		if (stale(b, now, max_age_ns)) {
+			consumer_release(src);
+			continue;
+		}
+		k = MIN(n - done, sizeof(b->data) - src->take_off);
+		memcpy(buf + done, b->data + src->take_off, k);
+		wipe(b->data + src->take_off, k);
+		src->take_off += k;
+		done += k;
+		if (src->take_off == sizeof(b->data))
+			consumer_release(src);
+	}
+	return done;
+}
+
+size_t source_available(struct source *src, uint64_t now, uint64_t max_age_ns)
+{
+	struct ring *r = &src->ring;
+	size_t count = ring_count(r);
+	size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	size_t total = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		const struct block *b = &r->slots[(tail + i) & r->mask];
+
+		if (!stale(b, now, max_age_ns))
+			total += sizeof(b->data) - (i == 0 ? src->take_off : 0);
+	}
+	return total;
+}
+
+unsigned int source_quality(const struct source *src)
+{
+	int found = atomic_load(&src->found_quality);
+
+	if (src->conf_quality >= 0)
+		return (unsigned int)src->conf_quality;
+	if (found >= 0)
+		return (unsigned int)found;
+	return src->ops->quality;
+}
+
+void source_account_fed(struct source *src, size_t bytes, uint64_t bits)
+{
+	pthread_mutex_lock(&src->lock);
+	src->st.bytes_fed += bytes;
+	src->st.bits_credited += bits;
+	pthread_mutex_unlock(&src->lock);
+}
+
+void source_get_stats(const struct source *src, struct source_stats *out)
+{
+	struct source *s = (struct source *)src;
+
+	pthread_mutex_lock(&s->lock);
+	*out = s->st;
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool source_is_healthy(const struct source *src, uint64_t now, uint64_t limit_ns)
+{
+	uint64_t t;
+
+	if (!src->thread_started || atomic_load(&src->thread_done) || atomic_load(&src->waiting))
+		return true;
+	t = atomic_load(&src->progress_ns);
+	return now <= t || now - t <= limit_ns;
+}

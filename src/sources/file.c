@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The "file" source: a regular file, a FIFO or a character device named by `path`, as
+ * [source file:NAME]. External TRNG drivers feed the daemon through a FIFO; tests and
+ * benchmarks use files.
+ *
+ * End of data: a regular file that ends is exhausted for good (read returns -ENODATA, the
+ * framework marks the source failed with "end of file"). A FIFO without a writer reads as
+ * end of file at once; that is "no data now" (read returns 0): the framework waits 10 ms
+ * doubling to 1 s and reads again, so a writer may come and go. Character devices are
+ * treated the same way.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "source.h"
+#include "util.h"
+
+struct file_priv {
+	int fd;
+	bool regular;
+};
+
+/* /dev/random is char 1:8, /dev/urandom 1:9 (Documentation/admin-guide/devices.txt). */
+static const char *kernel_random_name(const struct stat *st)
+{
+	if (!S_ISCHR(st->st_mode))
+		return NULL;
+	if (st->st_rdev == makedev(1, 8))
+		return "/dev/random";
+	if (st->st_rdev == makedev(1, 9))
+		return "/dev/urandom";
+	return NULL;
+}
+
+static int refuse(const char *what, char *why, size_t len)
+{
+	snprintf(why, len, "refusing %s as a source: it is the kernel's own output", what);
+	return -EINVAL;
+}
+
+/* Feeding the kernel its own output back as entropy is the defect of peers.md §1.4.9. */
+static int check_not_kernel_random(const char *path, char *why, size_t len)
+{
+	char *real = realpath(path, NULL);
+	const char *name = NULL;
+	struct stat st;
+
+	if (real) {
+		if (strcmp(real, "/dev/random") == 0 || strcmp(real, "/dev/urandom") == 0)
+			name = strcmp(real, "/dev/random") == 0 ? "/dev/random" : "/dev/urandom";
+		free(real);
+	}
+	if (!name && stat(path, &st) == 0)
+		name = kernel_random_name(&st);
+	if (!name && (strcmp(path, "/dev/random") == 0 || strcmp(path, "/dev/urandom") == 0))
+		name = path;
+	return name ? refuse(name, why, len) : 0;
+}
+
+static int file_check(struct source *src, char *why, size_t len)
+{
+	const char *path = source_opt_str(src, "path");
+
+	if (!path) {
+		snprintf(why, len, "key 'path' is required");
+		return -EINVAL;
+	}
+	return check_not_kernel_random(path, why, len);
+}
+
+static int kind_ok(const char *path, const struct stat *st, char *why, size_t len)
+{
+	const char *name = kernel_random_name(st);
+
+	if (name)
+		return refuse(name, why, len);
+	if (S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode))
+		return 0;
+	snprintf(why, len, "'%s' is not a regular file, FIFO or character device", path);
+	return -EINVAL;
+}
+
+static const char *kind_name(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) ? "regular file" : S_ISFIFO(st->st_mode) ? "FIFO" : "device";
+}
+
+static int file_probe(struct source *src, char *why, size_t len)
+{
+	const char *path = source_opt_str(src, "path");
+	struct stat st;
+	int r;
+
+	r = file_check(src, why, len);
+	if (r < 0)
+		return r;
+	if (stat(path, &st) < 0) {
+		r = -errno;
+		snprintf(why, len, "'%s': %s", path, strerror(errno));
+		return r;
+	}
+	r = kind_ok(path, &st, why, len);
+	if (r < 0)
+		return r;
+	if (access(path, R_OK) < 0) {
+		r = -errno;
+		snprintf(why, len, "'%s': %s", path, strerror(errno));
+		return r;
+	}
+	snprintf(why, len, "%s %s", kind_name(&st), path);
+	return 0;
+}
+
+static int file_init(struct source *src, char *why, size_t len)
+{
+	const char *path = source_opt_str(src, "path");
+	struct file_priv *p;
+	struct stat st;
+	int fd, flags, r;
+
+	r = file_check(src, why, len);
+	if (r < 0)
+		return r;
+	/* O_NONBLOCK so that opening a FIFO does not wait for a writer; cleared below. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(why, len, "cannot open '%s': %s", path, strerror(errno));
+		return r;
+	}
+	/* Check what was opened, not what the name pointed to a moment ago. */
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(why, len, "'%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	r = kind_ok(path, &st, why, len);
+	if (r < 0)
+		goto fail;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		r = -errno;
+		snprintf(why, len, "'%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		r = -ENOMEM;
+		snprintf(why, len, "out of memory");
+		goto fail;
+	}
+	p->fd = fd;
+	p->regular = S_ISREG(st.st_mode);
+	source_set_priv(src, p);
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+static ssize_t file_read(struct source *src, void *buf, size_t max)
+{
+	struct file_priv *p = source_priv(src);
+	ssize_t r;
+
+	if (!p)
+		return -EBADF;
+	r = read(p->fd, buf, max);
+	if (r < 0)
+		return -errno;
+	if (r == 0 && p->regular)
+		return -ENODATA;
+	return r;
+}
+
+static void file_fini(struct source *src)
+{
+	struct file_priv *p = source_priv(src);
+
+	if (!p)
+		return;
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+	source_set_priv(src, NULL);
+}
+
+static const struct source_option file_options[] = {
+	{ .key = "path",
+	  .type = SOURCE_OPT_PATH,
+	  .help = "regular file, FIFO or character device to read (required)" },
+	{ 0 },
+};
+
+const struct source_ops source_file = {
+	.name = "file",
+	.help = "a regular file, FIFO or character device, e.g. fed by an external TRNG",
+	.instances = true,
+	.default_on = false,
+	.hwrng_family = false,
+	.quality = 0,
+	.options = file_options,
+	.check = file_check,
+	.probe = file_probe,
+	.init = file_init,
+	.read = file_read,
+	.fini = file_fini,
+};

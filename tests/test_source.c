@@ -1,0 +1,924 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests for src/source.c and src/sources/file.c: option validation, set rules, the
+ * reader threads with regular-file and FIFO sources, stop latency, the failure policy and
+ * the consumer side. Configurations are built by hand (no conf.c). source.c is compiled
+ * here with a driver table of the file source alone, so that the machine's own hardware
+ * sources (hwrng, via) stay out of these tests.
+ */
+#include "config.h"
+
+#define SOURCE_TEST_DRIVERS
+#include "source.c"
+
+const struct source_ops *const source_drivers[] = { &source_file };
+const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fips.h"
+#include "log.h"
+#include "source.h"
+#include "util.h"
+
+#define MAX_AGE (60 * NSEC_PER_SEC)
+#define BLOCK FIPS_BLOCK_BYTES
+
+/* ---- hand-built configuration ---- */
+
+struct sec {
+	struct conf_section s;
+	struct conf_kv kv[8];
+};
+
+/* pairs: key, value, key, value, ..., NULL */
+static void sec_make(struct sec *x, const char *name, unsigned int line, ...)
+{
+	va_list ap;
+	const char *k;
+
+	memset(x, 0, sizeof(*x));
+	x->s.name = (char *)name;
+	x->s.type = (char *)name;
+	x->s.line = line;
+	x->s.kv = x->kv;
+	va_start(ap, line);
+	while ((k = va_arg(ap, const char *))) {
+		x->kv[x->s.n_kv].key = (char *)k;
+		x->kv[x->s.n_kv].value = va_arg(ap, char *);
+		x->kv[x->s.n_kv].line = line + 1 + (unsigned int)x->s.n_kv;
+		x->s.n_kv++;
+	}
+	va_end(ap);
+}
+
+/* A conf holding copies of the sections of x[0..n-1]. */
+static void conf_make(struct conf *c, struct sec *x, size_t n)
+{
+	static struct conf_section secs[8];
+
+	assert_true(n <= 8);
+	for (size_t i = 0; i < n; i++)
+		secs[i] = x[i].s;
+	memset(c, 0, sizeof(*c));
+	c->path = (char *)"test.conf";
+	c->sections = secs;
+	c->n_sections = n;
+}
+
+/* ---- files ---- */
+
+static char tmpdir[64];
+
+static int setup_dir(void **state)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/rngd-test-source-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *tmp_path(const char *name)
+{
+	static char buf[4][128];
+	static int i;
+	char *p = buf[i++ % 4];
+
+	snprintf(p, 128, "%s/%s", tmpdir, name);
+	return p;
+}
+
+static void write_file(const char *path, const uint8_t *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write_full(fd, data, n), 0);
+	close(fd);
+}
+
+static void random_bytes(uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t r = getrandom(p, n, 0);
+
+		assert_true(r > 0);
+		p += r;
+		n -= (size_t)r;
+	}
+}
+
+/*
+ * Input of 4 seed bytes and nblocks blocks; the blocks listed in zero[] (ended by -1) are
+ * all zero and fail. *want gets the blocks that pass, replayed with our own FIPS context,
+ * concatenated; returns their number.
+ */
+static size_t make_input(uint8_t **in, size_t *in_len, uint8_t **want, size_t nblocks,
+			 const int *zero)
+{
+	struct fips_ctx ctx;
+	size_t npass = 0;
+
+	*in_len = 4 + nblocks * BLOCK;
+	*in = malloc(*in_len);
+	*want = malloc(nblocks * BLOCK);
+	assert_non_null(*in);
+	assert_non_null(*want);
+	random_bytes(*in, *in_len);
+	for (const int *z = zero; z && *z >= 0; z++)
+		memset(*in + 4 + (size_t)*z * BLOCK, 0, BLOCK);
+	fips_init(&ctx, *in);
+	for (size_t i = 0; i < nblocks; i++) {
+		const uint8_t *b = *in + 4 + i * BLOCK;
+
+		if (fips_test_block(&ctx, b) == 0)
+			memcpy(*want + BLOCK * npass++, b, BLOCK);
+	}
+	return npass;
+}
+
+static struct source_set *one_file_set(const char *path)
+{
+	static struct sec x;
+	static struct conf c;
+	struct source_set *set = NULL;
+	char err[CONF_ERR_MAX];
+
+	sec_make(&x, "file:t", 1, "path", path, NULL);
+	conf_make(&c, &x, 1);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	assert_int_equal(source_set_size(set), 1);
+	return set;
+}
+
+static enum source_state state_of(struct source *src)
+{
+	struct source_stats st;
+
+	source_get_stats(src, &st);
+	return st.state;
+}
+
+static void wait_wake(int efd, int ms)
+{
+	struct pollfd p = { .fd = efd, .events = POLLIN };
+	uint64_t v;
+
+	if (poll(&p, 1, ms) > 0)
+		assert_int_equal(read(efd, &v, sizeof(v)), (ssize_t)sizeof(v));
+}
+
+/*
+ * Take everything the source publishes into out until done() says so or 10 s pass.
+ * Returns the number of bytes taken.
+ */
+static size_t drain(struct source *src, int efd, uint8_t *out, size_t cap,
+		    bool (*done)(struct source *src, size_t got, size_t want), size_t want)
+{
+	uint64_t deadline = now_ns() + 10 * NSEC_PER_SEC;
+	size_t got = 0;
+
+	while (now_ns() < deadline) {
+		size_t n = source_take(src, out + got, cap - got, now_ns(), MAX_AGE);
+
+		got += n;
+		if (n == 0 && done(src, got, want))
+			break;
+		if (n == 0)
+			wait_wake(efd, 100);
+	}
+	return got;
+}
+
+static bool until_failed(struct source *src, size_t got, size_t want)
+{
+	return state_of(src) == SOURCE_FAILED && source_available(src, now_ns(), MAX_AGE) == 0;
+}
+
+static bool until_bytes(struct source *src, size_t got, size_t want)
+{
+	return got >= want;
+}
+
+/* ---- option validation ---- */
+
+static ssize_t dummy_read(struct source *src, void *buf, size_t max)
+{
+	return 0;
+}
+
+static const char *const colours[] = { "red", "green", NULL };
+static const char *const no_colours[] = { NULL };
+
+static void test_check_drivers(void **state)
+{
+	struct source_option good_opts[] = {
+		{ .key = "n", .type = SOURCE_OPT_UINT, .def = "5", .min = 1, .max = 9 },
+		{ .key = "c", .type = SOURCE_OPT_CHOICE, .def = "red", .choices = colours },
+		{ .key = "p", .type = SOURCE_OPT_PATH, .def = "/dev/hwrng" },
+		{ .key = "b", .type = SOURCE_OPT_BOOL, .def = "no" },
+		{ 0 },
+	};
+	struct source_option opts[3];
+	struct source_ops a = { .name = "a", .read = dummy_read, .options = good_opts };
+	struct source_ops b = { .name = "b", .read = dummy_read, .options = opts };
+	const struct source_ops *tab[] = { &a, &b };
+	char why[256];
+
+	assert_int_equal(source_check_drivers(source_drivers, source_n_drivers, why, sizeof(why)),
+			 0);
+	memset(opts, 0, sizeof(opts));
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), 0);
+
+	b.name = "a";
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "twice"));
+	b.name = "";
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	b.name = "b:x";
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	b.name = "b";
+	b.read = NULL;
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "no read"));
+	b.read = dummy_read;
+	b.quality = 1025;
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	b.quality = 1024;
+
+	opts[0] = (struct source_option){ .key = "n", .type = SOURCE_OPT_UINT, .min = 9, .max = 1 };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "min > max"));
+	opts[0] = (struct source_option){
+		.key = "n", .type = SOURCE_OPT_UINT, .def = "10", .min = 1, .max = 9
+	};
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "bad default"));
+	opts[0] = (struct source_option){ .key = "c", .type = SOURCE_OPT_CHOICE };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "no choices"));
+	opts[0] = (struct source_option){ .key = "c",
+					  .type = SOURCE_OPT_CHOICE,
+					  .choices = no_colours };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	opts[0] = (struct source_option){
+		.key = "c", .type = SOURCE_OPT_CHOICE, .choices = colours, .def = "blue"
+	};
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	opts[0] = (struct source_option){ .key = "p", .type = SOURCE_OPT_PATH, .def = "dev" };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	opts[0] = (struct source_option){ .key = "b", .type = SOURCE_OPT_BOOL, .def = "maybe" };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	opts[0] = (struct source_option){ .key = "quality", .type = SOURCE_OPT_UINT, .max = 9 };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "common"));
+	opts[0] = (struct source_option){ .key = "x", .type = SOURCE_OPT_BOOL };
+	opts[1] = (struct source_option){ .key = "x", .type = SOURCE_OPT_BOOL };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	opts[1] = (struct source_option){ .key = "", .type = SOURCE_OPT_BOOL };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	opts[1] = (struct source_option){ .key = "y", .type = (enum source_opt_type)99 };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
+	opts[1] = (struct source_option){ 0 };
+	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), 0);
+}
+
+/* Expect source_check_section to refuse; bad_key is the offending key or NULL. */
+static void expect_bad(struct sec *x, const char *bad_key, const char *why_part)
+{
+	const struct conf_kv *bad = (const struct conf_kv *)1;
+	char why[256];
+
+	assert_int_equal(source_check_section(&x->s, &bad, why, sizeof(why)), -EINVAL);
+	if (bad_key) {
+		assert_non_null(bad);
+		assert_string_equal(bad->key, bad_key);
+	} else {
+		assert_null(bad);
+	}
+	if (!strstr(why, why_part))
+		fail_msg("why '%s' lacks '%s'", why, why_part);
+}
+
+static void test_check_section(void **state)
+{
+	const struct conf_kv *bad;
+	char why[256];
+	struct sec x;
+	char name[64];
+
+	sec_make(&x, "file:usb0", 1, "path", "/tmp/x", "quality", "1024", "enabled", "no", NULL);
+	assert_int_equal(source_check_section(&x.s, &bad, why, sizeof(why)), 0);
+	assert_null(bad);
+	sec_make(&x, "file:a.B_9-z", 1, "path", "/run/trng", NULL);
+	assert_int_equal(source_check_section(&x.s, &bad, why, sizeof(why)), 0);
+	snprintf(name, sizeof(name), "file:%s", "0123456789abcdef0123456789abcdef");
+	sec_make(&x, name, 1, "path", "/x", NULL);
+	assert_int_equal(source_check_section(&x.s, &bad, why, sizeof(why)), 0);
+
+	sec_make(&x, "nosuch", 1, NULL);
+	expect_bad(&x, NULL, "unknown source 'nosuch'");
+	sec_make(&x, "nosuch:x", 1, NULL);
+	expect_bad(&x, NULL, "unknown source 'nosuch'");
+	sec_make(&x, "", 1, NULL);
+	expect_bad(&x, NULL, "without a name");
+	sec_make(&x, "file", 1, "path", "/x", NULL);
+	expect_bad(&x, NULL, "needs an instance name");
+	sec_make(&x, "file:", 1, "path", "/x", NULL);
+	expect_bad(&x, NULL, "bad instance name");
+	sec_make(&x, "file:a/b", 1, "path", "/x", NULL);
+	expect_bad(&x, NULL, "bad instance name");
+	sec_make(&x, "file:a b", 1, "path", "/x", NULL);
+	expect_bad(&x, NULL, "bad instance name");
+	snprintf(name, sizeof(name), "file:%s", "0123456789abcdef0123456789abcdefX");
+	sec_make(&x, name, 1, "path", "/x", NULL);
+	expect_bad(&x, NULL, "bad instance name");
+
+	sec_make(&x, "file:a", 1, "path", "/x", "colour", "red", NULL);
+	expect_bad(&x, "colour", "unknown key");
+	sec_make(&x, "file:a", 1, "path", "/x", "path", "/y", NULL);
+	expect_bad(&x, "path", "twice");
+	sec_make(&x, "file:a", 1, "path", "/x", "enabled", "perhaps", NULL);
+	expect_bad(&x, "enabled", "not yes or no");
+	sec_make(&x, "file:a", 1, "path", "/x", "quality", "1025", NULL);
+	expect_bad(&x, "quality", "out of range 0..1024");
+	sec_make(&x, "file:a", 1, "path", "/x", "quality", "12k", NULL);
+	expect_bad(&x, "quality", "not a decimal number");
+	sec_make(&x, "file:a", 1, "path", "/x", "quality", "", NULL);
+	expect_bad(&x, "quality", "not a decimal number");
+	sec_make(&x, "file:a", 1, "path", "relative/x", NULL);
+	expect_bad(&x, "path", "not an absolute path");
+	sec_make(&x, "file:a", 1, "quality", "0", NULL);
+	expect_bad(&x, NULL, "key 'path' is required");
+	sec_make(&x, "file:a", 1, "path", NULL, NULL);
+	expect_bad(&x, "path", "no value");
+}
+
+static void test_refuse_kernel_random(void **state)
+{
+	char *link = tmp_path("urandom-link");
+	char *link2 = tmp_path("random-link");
+	struct sec x;
+
+	sec_make(&x, "file:a", 1, "path", "/dev/urandom", NULL);
+	expect_bad(&x, NULL, "refusing /dev/urandom as a source: it is the kernel's own output");
+	sec_make(&x, "file:a", 1, "path", "/dev/random", NULL);
+	expect_bad(&x, NULL, "refusing /dev/random as a source: it is the kernel's own output");
+	assert_int_equal(symlink("/dev/urandom", link), 0);
+	sec_make(&x, "file:a", 1, "path", link, NULL);
+	expect_bad(&x, NULL, "refusing /dev/urandom as a source: it is the kernel's own output");
+	assert_int_equal(symlink("/dev/random", link2), 0);
+	sec_make(&x, "file:a", 1, "path", link2, NULL);
+	expect_bad(&x, NULL, "refusing /dev/random");
+	sec_make(&x, "file:a", 1, "path", "/dev/../dev/./urandom", NULL);
+	expect_bad(&x, NULL, "refusing /dev/urandom");
+	/* A device node with the same numbers under another name. */
+	if (mknod(tmp_path("ur-node"), S_IFCHR | 0600, makedev(1, 9)) == 0) {
+		sec_make(&x, "file:a", 1, "path", tmp_path("ur-node"), NULL);
+		expect_bad(&x, NULL, "refusing /dev/urandom");
+	} else {
+		print_message("mknod not permitted: device-number check not tested\n");
+	}
+	unlink(link);
+	unlink(link2);
+	unlink(tmp_path("ur-node"));
+}
+
+static void test_print_options(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	assert_int_equal(source_print_options("file", f), 0);
+	assert_int_equal(source_print_options("file:x", f), 0);
+	assert_int_equal(source_print_options("nosuch", f), -ENOENT);
+	fclose(f);
+	assert_non_null(strstr(buf, "file:NAME: "));
+	assert_non_null(strstr(buf, "  path="));
+	assert_non_null(strstr(buf, "  enabled=yes  (yes/no)"));
+	assert_non_null(strstr(buf, "  quality=  (0..1024)"));
+	free(buf);
+}
+
+/* ---- sets ---- */
+
+static void test_set_new(void **state)
+{
+	struct sec x[3];
+	struct conf c;
+	struct source_set *set = NULL;
+	char err[CONF_ERR_MAX];
+
+	conf_make(&c, NULL, 0);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	/* The file driver is not on by default: nothing without configuration. */
+	assert_int_equal(source_set_size(set), 0);
+	assert_int_equal(source_set_init(set), 0);
+	source_set_free(set);
+	source_set_free(NULL);
+
+	sec_make(&x[0], "file:a", 1, "path", "/nonexistent/a", NULL);
+	sec_make(&x[1], "file:b", 4, "path", "/nonexistent/b", "enabled", "no", NULL);
+	conf_make(&c, x, 2);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	assert_int_equal(source_set_size(set), 2);
+	assert_non_null(source_set_find(set, "file:b"));
+	assert_null(source_set_find(set, "file:c"));
+	assert_string_equal(source_name(source_set_get(set, 0)), "file:a");
+	assert_null(source_set_get(set, 2));
+	/* file:a cannot be opened, file:b is disabled: nothing usable, a reason recorded. */
+	assert_int_equal(source_set_init(set), 0);
+	{
+		struct source_stats st;
+
+		source_get_stats(source_set_find(set, "file:a"), &st);
+		assert_int_equal(st.state, SOURCE_ABSENT);
+		assert_int_equal(st.last_error, ENOENT);
+		assert_non_null(strstr(st.last_error_text, "/nonexistent/a"));
+		source_get_stats(source_set_find(set, "file:b"), &st);
+		assert_int_equal(st.state, SOURCE_ABSENT);
+		assert_int_equal(st.last_error, 0);
+	}
+	source_set_free(set);
+
+	/* Errors name the file, the line and the key. */
+	sec_make(&x[1], "file:b", 4, "path", "/x", "quality", "2000", NULL);
+	conf_make(&c, x, 2);
+	set = (struct source_set *)1;
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "test.conf:6: key 'quality': '2000' is out of range 0..1024");
+	sec_make(&x[1], "file:b", 4, NULL);
+	conf_make(&c, x, 2);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "test.conf:4: key 'path' is required");
+	sec_make(&x[1], "file:a", 7, "path", "/y", NULL);
+	conf_make(&c, x, 2);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "test.conf:7: source 'file:a' configured twice"));
+	sec_make(&x[1], "file:b", 0, "path", "/dev/urandom", NULL);
+	conf_make(&c, x, 2);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "command line: refusing /dev/urandom as a source: it is the "
+				 "kernel's own output");
+	assert_ptr_equal(set, (struct source_set *)1);
+}
+
+static void test_set_list(void **state)
+{
+	struct sec x[3];
+	struct conf c;
+	struct source_set *set = NULL;
+	char err[CONF_ERR_MAX];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	char line[256];
+	uint8_t data[16] = { 0 };
+
+	write_file(tmp_path("list"), data, sizeof(data));
+	sec_make(&x[0], "file:a", 1, "path", tmp_path("list"), NULL);
+	sec_make(&x[1], "file:b", 4, "path", tmp_path("missing"), NULL);
+	sec_make(&x[2], "file:c", 8, "path", tmp_path("list"), "enabled", "no", "quality", "512",
+		 NULL);
+	conf_make(&c, x, 3);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(source_set_list(set, f), 1);
+	fclose(f);
+	print_message("%s", buf);
+	snprintf(line, sizeof(line), "file:a: available, enabled (regular file %s, quality 0)\n",
+		 tmp_path("list"));
+	assert_non_null(strstr(buf, line));
+	snprintf(line, sizeof(line), "file:b: not available: '%s': No such file or directory\n",
+		 tmp_path("missing"));
+	assert_non_null(strstr(buf, line));
+	snprintf(line, sizeof(line), "file:c: available, disabled (regular file %s, quality 512)\n",
+		 tmp_path("list"));
+	assert_non_null(strstr(buf, line));
+	free(buf);
+	source_set_free(set);
+	unlink(tmp_path("list"));
+}
+
+static void test_quality(void **state)
+{
+	struct sec x[2];
+	struct conf c;
+	struct source_set *set = NULL;
+	char err[CONF_ERR_MAX];
+	struct source *a, *b;
+
+	sec_make(&x[0], "file:a", 1, "path", "/x", NULL);
+	sec_make(&x[1], "file:b", 4, "path", "/x", "quality", "700", NULL);
+	conf_make(&c, x, 2);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	a = source_set_find(set, "file:a");
+	b = source_set_find(set, "file:b");
+	assert_int_equal(source_quality(a), 0);
+	assert_int_equal(source_quality(b), 700);
+	source_set_quality(a, 900);
+	source_set_quality(b, 900);
+	assert_int_equal(source_quality(a), 900);
+	assert_int_equal(source_quality(b), 700);
+	assert_true(source_opt_is_set(b, "quality"));
+	assert_false(source_opt_is_set(a, "quality"));
+	assert_int_equal(source_opt_uint(b, "quality"), 700);
+	assert_true(source_opt_bool(a, "enabled"));
+	assert_string_equal(source_opt_str(a, "path"), "/x");
+	assert_null(source_opt_str(a, "nosuch"));
+	assert_int_equal(source_counter(a, "x"), 0);
+	assert_int_equal(source_counter(a, "y"), 1);
+	assert_int_equal(source_counter(a, "x"), 0);
+	for (int i = 2; i < 8; i++) {
+		char n[8];
+
+		snprintf(n, sizeof(n), "c%d", i);
+		assert_int_equal(source_counter(a, n), i);
+	}
+	assert_int_equal(source_counter(a, "z"), -ENOSPC);
+	source_counter_add(a, 1, 5);
+	source_counter_add(a, 9, 5);
+	source_account_fed(a, 64, 100);
+	{
+		struct source_stats st;
+
+		source_get_stats(a, &st);
+		assert_int_equal(st.n_counters, 8);
+		assert_string_equal(st.counter_names[1], "y");
+		assert_int_equal(st.counters[1], 5);
+		assert_int_equal(st.bytes_fed, 64);
+		assert_int_equal(st.bits_credited, 100);
+	}
+	/* Not started: a sleep is a sleep, and a healthy one. */
+	assert_int_equal(source_sleep(a, 1000), 0);
+	assert_false(source_stopping(a));
+	assert_true(source_is_healthy(a, now_ns(), 1));
+	source_set_free(set);
+}
+
+static void test_state_names(void **state)
+{
+	assert_string_equal(source_state_name(SOURCE_ABSENT), "absent");
+	assert_string_equal(source_state_name(SOURCE_STARTING), "starting");
+	assert_string_equal(source_state_name(SOURCE_RUNNING), "running");
+	assert_string_equal(source_state_name(SOURCE_BACKOFF), "backoff");
+	assert_string_equal(source_state_name(SOURCE_FAILED), "failed");
+}
+
+/* ---- failure window ---- */
+
+static void test_fail_window(void **state)
+{
+	struct source_fail_window w = { 0 };
+
+	/* Two in a row and then a pass: fine; three in a row: out. */
+	assert_false(source_fail_window_add(&w, true));
+	assert_false(source_fail_window_add(&w, true));
+	assert_false(source_fail_window_add(&w, false));
+	assert_false(source_fail_window_add(&w, true));
+	assert_false(source_fail_window_add(&w, true));
+	assert_true(source_fail_window_add(&w, true));
+
+	/* Four spread failures in 64 blocks: fine; a fifth within the window: out. */
+	source_fail_window_reset(&w);
+	for (int i = 0; i < 4; i++) {
+		assert_false(source_fail_window_add(&w, true));
+		for (int j = 0; j < 10; j++)
+			assert_false(source_fail_window_add(&w, false));
+	}
+	assert_true(source_fail_window_add(&w, true));
+
+	/* Failures slide out of the window: one failure every 16 blocks is never too many. */
+	source_fail_window_reset(&w);
+	for (int i = 0; i < 10000; i++)
+		assert_false(source_fail_window_add(&w, i % 16 == 0));
+	/* ... but one every 12 blocks is (6 in 64). */
+	source_fail_window_reset(&w);
+	{
+		bool tripped = false;
+
+		for (int i = 0; i < 64 && !tripped; i++)
+			tripped = source_fail_window_add(&w, i % 12 == 0);
+		assert_true(tripped);
+	}
+}
+
+/* ---- threads ---- */
+
+static void test_regular_file(void **state)
+{
+	static const int zero[] = { 3, 7, -1 };
+	uint8_t *in, *want, *got;
+	size_t in_len, npass, n;
+	struct source_set *set;
+	struct source *src;
+	struct source_stats st;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	assert_true(efd >= 0);
+	npass = make_input(&in, &in_len, &want, 12, zero);
+	assert_true(npass <= 10);
+	write_file(tmp_path("reg"), in, in_len);
+	set = one_file_set(tmp_path("reg"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(state_of(src), SOURCE_STARTING);
+	assert_int_equal(source_set_start(set, efd), 0);
+	got = malloc(12 * BLOCK);
+	n = drain(src, efd, got, 12 * BLOCK, until_failed, 0);
+	assert_int_equal(n, npass * BLOCK);
+	assert_memory_equal(got, want, n);
+
+	source_get_stats(src, &st);
+	assert_int_equal(st.state, SOURCE_FAILED);
+	assert_string_equal(st.last_error_text, "end of file");
+	assert_int_equal(st.last_error, ENODATA);
+	assert_int_equal(st.bytes_read, in_len);
+	assert_int_equal(st.blocks_tested, 12);
+	assert_int_equal(st.blocks_passed, npass);
+	assert_true(st.fips_failures[0] >= 2); /* monobit, at least the zero blocks */
+	assert_true(source_is_healthy(src, now_ns() + 100 * NSEC_PER_SEC, 1));
+	source_set_stop(set);
+	source_set_free(set);
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+	unlink(tmp_path("reg"));
+}
+
+static void test_fifo_and_stop_latency(void **state)
+{
+	static const int zero[] = { 5, -1 };
+	uint8_t *in, *want, *got;
+	size_t in_len, npass, n;
+	struct source_set *set;
+	struct source *src;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int wfd;
+	uint64_t t0, dt;
+
+	assert_true(efd >= 0);
+	assert_int_equal(mkfifo(tmp_path("fifo"), 0600), 0);
+	/* Read-write: the test holds a writer open, so reads block instead of seeing EOF. */
+	wfd = open(tmp_path("fifo"), O_RDWR | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	npass = make_input(&in, &in_len, &want, 10, zero);
+	assert_true(in_len < 65536); /* fits in the pipe buffer */
+	assert_int_equal(write_full(wfd, in, in_len), 0);
+
+	set = one_file_set(tmp_path("fifo"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	got = malloc(10 * BLOCK);
+	n = drain(src, efd, got, 10 * BLOCK, until_bytes, npass * BLOCK);
+	assert_int_equal(n, npass * BLOCK);
+	assert_memory_equal(got, want, n);
+	assert_int_equal(state_of(src), SOURCE_RUNNING);
+
+	/* Now the reader is blocked in read() on a FIFO that never delivers. */
+	{
+		uint64_t deadline = now_ns() + 5 * NSEC_PER_SEC;
+
+		while (source_is_healthy(src, now_ns(), 20 * NSEC_PER_MSEC) && now_ns() < deadline)
+			usleep(10000);
+		assert_false(source_is_healthy(src, now_ns(), 20 * NSEC_PER_MSEC));
+		assert_true(source_is_healthy(src, now_ns(), 60 * NSEC_PER_SEC));
+	}
+	t0 = now_ns();
+	source_set_stop(set);
+	dt = now_ns() - t0;
+	print_message("stop with a read blocked on a FIFO took %.3f ms\n",
+		      (double)dt / NSEC_PER_MSEC);
+	assert_true(dt < 500 * NSEC_PER_MSEC);
+	assert_true(source_stopping(src));
+	assert_int_equal(source_sleep(src, NSEC_PER_SEC), -ECANCELED);
+
+	source_set_free(set);
+	close(wfd);
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+	unlink(tmp_path("fifo"));
+}
+
+static void test_fifo_without_writer(void **state)
+{
+	struct source_set *set;
+	struct source *src;
+	uint64_t t0, dt;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	/* No writer: every read is end of file, i.e. "nothing now"; waits, never spins. */
+	assert_int_equal(mkfifo(tmp_path("fifo2"), 0600), 0);
+	set = one_file_set(tmp_path("fifo2"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	usleep(300000);
+	{
+		struct source_stats st;
+
+		source_get_stats(src, &st);
+		assert_int_equal(st.state, SOURCE_STARTING);
+		assert_int_equal(st.bytes_read, 0);
+	}
+	assert_true(source_is_healthy(src, now_ns(), 20 * NSEC_PER_MSEC));
+	t0 = now_ns();
+	source_set_stop(set);
+	dt = now_ns() - t0;
+	print_message("stop during a dry-spell wait took %.3f ms\n", (double)dt / NSEC_PER_MSEC);
+	assert_true(dt < 500 * NSEC_PER_MSEC);
+	source_set_free(set);
+	close(efd);
+	unlink(tmp_path("fifo2"));
+}
+
+static void test_fifo_writer_comes_and_goes(void **state)
+{
+	uint8_t *in, *want, *got;
+	size_t in_len, npass, n, first = 4 + 2 * BLOCK;
+	struct source_set *set;
+	struct source *src;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int wfd;
+
+	/* A writer that closes is not the end: the next writer's data follows on. */
+	assert_int_equal(mkfifo(tmp_path("fifo3"), 0600), 0);
+	npass = make_input(&in, &in_len, &want, 4, NULL);
+	set = one_file_set(tmp_path("fifo3"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	wfd = open(tmp_path("fifo3"), O_WRONLY | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	assert_int_equal(write_full(wfd, in, first), 0);
+	close(wfd);
+	usleep(100000);
+	assert_int_equal(state_of(src), SOURCE_RUNNING);
+	wfd = open(tmp_path("fifo3"), O_WRONLY | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	assert_int_equal(write_full(wfd, in + first, in_len - first), 0);
+	close(wfd);
+	got = malloc(4 * BLOCK);
+	n = drain(src, efd, got, 4 * BLOCK, until_bytes, npass * BLOCK);
+	assert_int_equal(n, npass * BLOCK);
+	assert_memory_equal(got, want, n);
+	assert_int_equal(state_of(src), SOURCE_RUNNING);
+	source_set_free(set);
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+	unlink(tmp_path("fifo3"));
+}
+
+static void test_backoff_on_failures(void **state)
+{
+	uint8_t *in = calloc(1, 4 + 6 * BLOCK);
+	struct source_set *set;
+	struct source *src;
+	struct source_stats st;
+	uint64_t deadline, t0, dt;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	/* A stuck source: all zero. Three failed blocks in a row put it in back-off. */
+	assert_non_null(in);
+	write_file(tmp_path("zero"), in, 4 + 6 * BLOCK);
+	set = one_file_set(tmp_path("zero"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	while (state_of(src) != SOURCE_BACKOFF && now_ns() < deadline)
+		wait_wake(efd, 100);
+	source_get_stats(src, &st);
+	assert_int_equal(st.state, SOURCE_BACKOFF);
+	assert_int_equal(st.blocks_tested, 3);
+	assert_int_equal(st.blocks_passed, 0);
+	assert_int_equal(st.last_error, EBADMSG);
+	assert_string_equal(st.last_error_text,
+			    "too many FIPS 140-2 failures (3 of the last 3 blocks)");
+	assert_int_equal(source_available(src, now_ns(), MAX_AGE), 0);
+	/* Back-off is a deliberate wait: healthy, and cut short by a stop. */
+	assert_true(source_is_healthy(src, now_ns(), 1));
+	t0 = now_ns();
+	source_set_stop(set);
+	dt = now_ns() - t0;
+	print_message("stop during back-off took %.3f ms\n", (double)dt / NSEC_PER_MSEC);
+	assert_true(dt < 500 * NSEC_PER_MSEC);
+	source_set_free(set);
+	close(efd);
+	free(in);
+	unlink(tmp_path("zero"));
+}
+
+static void test_take_partial_and_max_age(void **state)
+{
+	uint8_t *in, *want, *got;
+	size_t in_len, npass, n, off;
+	struct source_set *set;
+	struct source *src;
+	uint64_t deadline, now;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	/* Three blocks fit in the ring (4): the thread reaches end of file on its own. */
+	npass = make_input(&in, &in_len, &want, 3, NULL);
+	assert_true(npass >= 1);
+	write_file(tmp_path("take"), in, in_len);
+	set = one_file_set(tmp_path("take"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	while (state_of(src) != SOURCE_FAILED && now_ns() < deadline)
+		wait_wake(efd, 100);
+	assert_int_equal(state_of(src), SOURCE_FAILED);
+	now = now_ns();
+	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK);
+
+	got = malloc(npass * BLOCK);
+	/* 64 bytes, then the rest of that block is kept for later takes. */
+	assert_int_equal(source_take(src, got, 64, now, MAX_AGE), 64);
+	assert_memory_equal(got, want, 64);
+	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK - 64);
+	assert_int_equal(source_take(src, got + 64, 100, now, MAX_AGE), 100);
+	assert_memory_equal(got + 64, want + 64, 100);
+	off = 164;
+	if (npass >= 2) {
+		/* Across a block boundary. */
+		n = source_take(src, got + off, BLOCK, now, MAX_AGE);
+		assert_int_equal(n, BLOCK);
+		assert_memory_equal(got + off, want + off, n);
+		off += n;
+	}
+	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK - off);
+	assert_int_equal(source_take(src, got, 0, now, MAX_AGE), 0);
+
+	/* An hour later everything left is stale: dropped, nothing handed out. */
+	now += 3600 * NSEC_PER_SEC;
+	assert_int_equal(source_available(src, now, MAX_AGE), 0);
+	assert_int_equal(source_take(src, got, 10, now, MAX_AGE), 0);
+	/* ... and gone for good, even for a consumer with a generous max age. */
+	assert_int_equal(source_available(src, now_ns(), UINT64_MAX), 0);
+	assert_int_equal(source_take(src, got, 10, now_ns(), UINT64_MAX), 0);
+
+	source_set_free(set);
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+	unlink(tmp_path("take"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_check_drivers),
+		cmocka_unit_test(test_check_section),
+		cmocka_unit_test(test_refuse_kernel_random),
+		cmocka_unit_test(test_print_options),
+		cmocka_unit_test(test_set_new),
+		cmocka_unit_test(test_set_list),
+		cmocka_unit_test(test_quality),
+		cmocka_unit_test(test_state_names),
+		cmocka_unit_test(test_fail_window),
+		cmocka_unit_test(test_regular_file),
+		cmocka_unit_test(test_fifo_and_stop_latency),
+		cmocka_unit_test(test_fifo_without_writer),
+		cmocka_unit_test(test_fifo_writer_comes_and_goes),
+		cmocka_unit_test(test_backoff_on_failures),
+		cmocka_unit_test(test_take_partial_and_max_age),
+	};
+
+	log_setup(LOG_DEBUG, LOG_TARGET_STDERR);
+	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
