@@ -113,7 +113,7 @@ int source_check_section(const struct conf_section *s, const struct conf_kv **ba
 /* Print a driver's keys with defaults and help (-O NAME). -ENOENT for an unknown name. */
 int source_print_options(const char *name, FILE *f);
 
-/* ---- For drivers (src/sources/*.c) ---- */
+/* ---- For drivers (the files in src/sources/) ---- */
 
 const char *source_name(const struct source *src);
 /* Option value as configured, else the driver's default (NULL when neither). */
