@@ -444,8 +444,8 @@ static void test_failed_load_keeps_conf(void **state)
 		/* Fails in the parser, after some keys were accepted. */
 		"[rngd]\nfeed-bytes = 200\nuser = v\nstatus-file =\nmax-age = 0\n",
 		/* Fails when the merged source section is checked. */
-		"[rngd]\nfeed-bytes = 200\npid-file =\n[source file:y]\npath = /y\n"
-		"[source file:x]\npath = /z\nquality = x\n",
+		("[rngd]\nfeed-bytes = 200\npid-file =\n[source file:y]\npath = /y\n"
+		 "[source file:x]\npath = /z\nquality = x\n"),
 		"[source file:x]\npath = /z\n[source hwrng]\n[source bad]\n",
 	};
 	const struct conf_section *s;
