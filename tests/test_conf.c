@@ -679,6 +679,51 @@ static void test_load_file(void **state)
 	rmdir(dir);
 }
 
+
+/*
+ * rngd.conf.example loads as shipped, and with its [rngd] keys uncommented it gives exactly
+ * the defaults: the example documents the real defaults of every global key.
+ */
+static void test_example(void **state)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096], line[512];
+	size_t cap = 64 * 1024, n = 0;
+	char *text = malloc(cap);
+	size_t keys = 0;
+	struct conf c;
+	FILE *f;
+
+	assert_non_null(text);
+	snprintf(path, sizeof(path), "%s/rngd.conf.example", top ? top : ".");
+	conf_init(&c);
+	assert_int_equal(conf_load_file(&c, path, err, sizeof(err)), 0);
+	free(c.path);
+	c.path = NULL;
+	assert_defaults(&c);
+
+	f = fopen(path, "re");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "# ---- Sources", 14) == 0)
+			break;
+		/* "#key = value" is a commented-out key, "# text" a comment. */
+		if (line[0] == '#' && line[1] >= 'a' && line[1] <= 'z') {
+			n += (size_t)snprintf(text + n, cap - n, "%s", line + 1);
+			keys++;
+		} else {
+			n += (size_t)snprintf(text + n, cap - n, "%s", line);
+		}
+		assert_true(n < cap);
+	}
+	fclose(f);
+	assert_int_equal(keys, 15);
+	assert_int_equal(conf_load_string(&c, "example", text, n, err, sizeof(err)), 0);
+	assert_defaults(&c);
+	conf_free(&c);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -695,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_free_half_built),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_example),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
