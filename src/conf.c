@@ -620,7 +620,7 @@ static int parse_header(struct conf *f, struct parse_state *ps, char *line, unsi
 	}
 	if (strncmp(inner, "source", 6) != 0 || (inner[6] != '\0' && !is_blank(inner[6])))
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-			    "unknown section '[%s]' (expected [rngd] or [source NAME])", inner);
+			    "unknown section '[%s]'", inner);
 	name = trim(inner + 6);
 	if (!*name)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
@@ -762,7 +762,7 @@ static int parse(struct conf *f, struct parse_state *ps, const char *text, size_
 				    "invalid key '%s'", key);
 		if (in == IN_NOTHING)
 			return fail(-EINVAL, err, errlen, ps->name, lineno, key,
-				    "not in a section (add [rngd] or [source NAME] above it)");
+				    "outside any section");
 		if (in == IN_GLOBAL)
 			r = parse_global_key(f, ps, key, value, lineno, err, errlen);
 		else
