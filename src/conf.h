@@ -43,20 +43,26 @@ struct conf {
 	bool reseed;			/* reseed: RNDRESEEDCRNG after each feed, default yes */
 	uint64_t watermark;		/* fill-watermark [-W]: legacy kernels, bits; 0 = 3/4 pool */
 	uint64_t entropy_count;		/* entropy-count [-e]: cap on credited bits per byte, 1..8 */
-	char *pid_file;			/* pid-file [-p]: background mode only */
+	char *pid_file;			/* pid-file [-p]: background mode only, default
+					   /run/rngd.pid; NULL (empty value) = none */
 	char *user;			/* user [-D USER:GROUP]: NULL = stay root */
-	char *group;
+	char *group;			/* group: NULL = the user's primary group */
 	uint64_t ready_timeout;		/* ready-timeout: seconds before READY=1 anyway, default 5 */
-	char *status_file;		/* status-file: default /run/rngd/status.json */
+	char *status_file;		/* status-file: default /run/rngd/status.json;
+					   NULL (empty value) = none */
 	uint64_t status_interval;	/* status-interval: seconds, 0 = only on SIGUSR1; default 10 */
-	uint64_t stats_interval;	/* stats-interval: seconds between statistics lines, 0 = off */
+	uint64_t stats_interval;	/* stats-interval: seconds between statistics lines, 0 = off
+					   (default) */
 	bool use_slow_sources;		/* use-slow-sources [-u] */
 
 	struct conf_section *sections;
 	size_t n_sections;
 };
 
-/* Fill c with the defaults. */
+/*
+ * Fill c with the defaults; cannot fail. The default strings are static: change string
+ * members only through conf_set() and the loaders, never by free() or assignment.
+ */
 void conf_init(struct conf *c);
 /* Free everything c owns; c may be half-built. */
 void conf_free(struct conf *c);

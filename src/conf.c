@@ -1,0 +1,982 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The configuration parser. A load parses the text into a fresh struct conf (only what the
+ * text sets), then merges that into a deep copy of the caller's conf, validates the touched
+ * source sections and swaps the copy in: the caller's conf changes only on success.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "source.h"
+#include "util.h"
+
+#define CONF_MAX_FILE (1024 * 1024)	/* bytes */
+#define CONF_MAX_LINE 4096		/* bytes, without the line ending */
+#define CONF_MAX_SECTIONS 256
+#define CONF_MAX_KEYS 256		/* per section */
+#define CONF_MAX_USER 32		/* useradd(8) limit on Linux */
+
+/*
+ * Defaults of the string keys. conf_init() points at these instead of allocating, so that
+ * it cannot fail; conf_free() and the setters know not to free them.
+ */
+static const char def_random_device[] = "/dev/random";
+static const char def_pid_file[] = "/run/rngd.pid";
+static const char def_status_file[] = "/run/rngd/status.json";
+
+static bool is_static(const char *s)
+{
+	return s == def_random_device || s == def_pid_file || s == def_status_file;
+}
+
+static void free_str(char **s)
+{
+	if (*s && !is_static(*s))
+		free(*s);
+	*s = NULL;
+}
+
+static int copy_str(char **dst, const char *src)
+{
+	if (!src || is_static(src)) {
+		*dst = (char *)src;
+		return 0;
+	}
+	*dst = strdup(src);
+	return *dst ? 0 : -ENOMEM;
+}
+
+enum key_type {
+	KEY_PATH,	/* absolute path */
+	KEY_UINT,	/* decimal in [min, max] */
+	KEY_BOOL,
+	KEY_USER,	/* USER or USER:GROUP; sets group too */
+	KEY_GROUP,
+};
+
+struct global_key {
+	const char *name;
+	enum key_type type;
+	size_t offset;
+	uint64_t min, max;
+	bool empty_ok;		/* an empty value sets the string to NULL ("none") */
+};
+
+static const struct global_key global_keys[] = {
+	{ "random-device", KEY_PATH, offsetof(struct conf, random_device), 0, 0, false },
+	{ "feed-interval", KEY_UINT, offsetof(struct conf, feed_interval), 1, 86400, false },
+	{ "feed-bytes", KEY_UINT, offsetof(struct conf, feed_bytes), 1, 2500, false },
+	{ "max-age", KEY_UINT, offsetof(struct conf, max_age), 1, 86400, false },
+	{ "reseed", KEY_BOOL, offsetof(struct conf, reseed), 0, 0, false },
+	{ "fill-watermark", KEY_UINT, offsetof(struct conf, watermark), 0, 4096, false },
+	{ "entropy-count", KEY_UINT, offsetof(struct conf, entropy_count), 1, 8, false },
+	{ "pid-file", KEY_PATH, offsetof(struct conf, pid_file), 0, 0, true },
+	{ "user", KEY_USER, offsetof(struct conf, user), 0, 0, true },
+	{ "group", KEY_GROUP, offsetof(struct conf, group), 0, 0, true },
+	{ "ready-timeout", KEY_UINT, offsetof(struct conf, ready_timeout), 0, 3600, false },
+	{ "status-file", KEY_PATH, offsetof(struct conf, status_file), 0, 0, true },
+	{ "status-interval", KEY_UINT, offsetof(struct conf, status_interval), 0, 86400, false },
+	{ "stats-interval", KEY_UINT, offsetof(struct conf, stats_interval), 0, 86400, false },
+	{ "use-slow-sources", KEY_BOOL, offsetof(struct conf, use_slow_sources), 0, 0, false },
+};
+
+#define N_GLOBAL_KEYS ARRAY_SIZE(global_keys)
+
+static char **field_str(struct conf *c, const struct global_key *k)
+{
+	return (char **)((char *)c + k->offset);
+}
+
+static uint64_t *field_uint(struct conf *c, const struct global_key *k)
+{
+	return (uint64_t *)((char *)c + k->offset);
+}
+
+static bool *field_bool(struct conf *c, const struct global_key *k)
+{
+	return (bool *)((char *)c + k->offset);
+}
+
+static const struct global_key *find_global_key(const char *name)
+{
+	for (size_t i = 0; i < N_GLOBAL_KEYS; i++)
+		if (strcmp(global_keys[i].name, name) == 0)
+			return &global_keys[i];
+	return NULL;
+}
+
+static void set_why(char *why, size_t len, const char *fmt, ...) _printf_(3, 4);
+static void set_why(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why || len == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Error text "where[:line]: [key 'k': ]reason" into err. Returns r so that callers can
+ * write "return fail(...)".
+ */
+static int fail(int r, char *err, size_t errlen, const char *where, unsigned int line,
+		const char *key, const char *fmt, ...) _printf_(7, 8);
+static int fail(int r, char *err, size_t errlen, const char *where, unsigned int line,
+		const char *key, const char *fmt, ...)
+{
+	char reason[CONF_ERR_MAX];
+	char at[24] = "";
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return r;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (line > 0)
+		snprintf(at, sizeof(at), ":%u", line);
+	if (key)
+		snprintf(err, errlen, "%s%s: key '%s': %s", where, at, key, reason);
+	else
+		snprintf(err, errlen, "%s%s: %s", where, at, reason);
+	return r;
+}
+
+/* A user or group name as useradd(8) accepts by default, or a numeric id. */
+static bool valid_user_name(const char *s, size_t n)
+{
+	if (n == 0 || n > CONF_MAX_USER || s[0] == '-')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-')
+			continue;
+		/* Samba machine accounts end in '$'. */
+		if (ch == '$' && i > 0 && i == n - 1)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Set one global key on c from value. All or nothing: on failure c is unchanged and why
+ * says what is wrong with the value. keep_group: "user = NAME" leaves the group alone
+ * (it was given by the 'group' key of the same file) instead of resetting it.
+ */
+static int set_global(struct conf *c, const struct global_key *k, const char *value,
+		      bool keep_group, char *why, size_t len)
+{
+	uint64_t u;
+	bool b;
+	int r;
+
+	if (*value == '\0' && !k->empty_ok) {
+		set_why(why, len, "empty value");
+		return -EINVAL;
+	}
+
+	switch (k->type) {
+	case KEY_UINT:
+		r = parse_uint(value, k->min, k->max, &u);
+		if (r == -ERANGE) {
+			set_why(why, len, "'%s' is out of range %llu..%llu", value,
+				(unsigned long long)k->min, (unsigned long long)k->max);
+			return -EINVAL;
+		}
+		if (r < 0) {
+			set_why(why, len, "'%s' is not a decimal number", value);
+			return -EINVAL;
+		}
+		*field_uint(c, k) = u;
+		return 0;
+
+	case KEY_BOOL:
+		if (parse_bool(value, &b) < 0) {
+			set_why(why, len, "'%s' is not a boolean (yes or no)", value);
+			return -EINVAL;
+		}
+		*field_bool(c, k) = b;
+		return 0;
+
+	case KEY_PATH: {
+		char *p = NULL;
+
+		if (*value != '\0') {
+			if (value[0] != '/') {
+				set_why(why, len, "'%s' is not an absolute path", value);
+				return -EINVAL;
+			}
+			if (strlen(value) >= PATH_MAX) {
+				set_why(why, len, "path too long");
+				return -EINVAL;
+			}
+			p = strdup(value);
+			if (!p)
+				goto nomem;
+		}
+		free_str(field_str(c, k));
+		*field_str(c, k) = p;
+		return 0;
+	}
+
+	case KEY_GROUP: {
+		char *g = NULL;
+
+		if (*value != '\0') {
+			if (!valid_user_name(value, strlen(value))) {
+				set_why(why, len, "'%s' is not a valid group name", value);
+				return -EINVAL;
+			}
+			g = strdup(value);
+			if (!g)
+				goto nomem;
+		}
+		free(c->group);
+		c->group = g;
+		return 0;
+	}
+
+	case KEY_USER: {
+		const char *colon = strchr(value, ':');
+		size_t ulen = colon ? (size_t)(colon - value) : strlen(value);
+		char *user = NULL, *group = NULL;
+
+		if (*value != '\0') {
+			if (!valid_user_name(value, ulen)) {
+				set_why(why, len, "'%.*s' is not a valid user name", (int)ulen,
+					value);
+				return -EINVAL;
+			}
+			if (colon && !valid_user_name(colon + 1, strlen(colon + 1))) {
+				set_why(why, len, "'%s' is not a valid group name", colon + 1);
+				return -EINVAL;
+			}
+			user = strndup(value, ulen);
+			if (!user)
+				goto nomem;
+			if (colon) {
+				group = strdup(colon + 1);
+				if (!group) {
+					free(user);
+					goto nomem;
+				}
+			}
+		}
+		free(c->user);
+		c->user = user;
+		if (colon || !keep_group) {
+			free(c->group);
+			c->group = group;
+		}
+		return 0;
+	}
+	}
+	set_why(why, len, "internal error: bad key type");
+	return -EINVAL;
+
+nomem:
+	set_why(why, len, "out of memory");
+	return -ENOMEM;
+}
+
+/* ---- sections ---- */
+
+static void section_free(struct conf_section *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->kv && i < s->n_kv; i++) {
+		free(s->kv[i].key);
+		free(s->kv[i].value);
+	}
+	free(s->kv);
+	free(s->name);
+	free(s->type);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Fill s for a section called name (type is the part before ':'). */
+static int section_init(struct conf_section *s, const char *name, unsigned int line)
+{
+	const char *colon = strchr(name, ':');
+
+	memset(s, 0, sizeof(*s));
+	s->name = strdup(name);
+	s->type = colon ? strndup(name, (size_t)(colon - name)) : strdup(name);
+	s->line = line;
+	if (!s->name || !s->type) {
+		section_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int section_copy(struct conf_section *dst, const struct conf_section *src)
+{
+	int r = section_init(dst, src->name, src->line);
+
+	if (r < 0)
+		return r;
+	if (src->n_kv == 0)
+		return 0;
+	dst->kv = calloc(src->n_kv, sizeof(*dst->kv));
+	if (!dst->kv)
+		goto nomem;
+	for (size_t i = 0; i < src->n_kv; i++) {
+		dst->kv[i].key = strdup(src->kv[i].key);
+		dst->kv[i].value = strdup(src->kv[i].value);
+		dst->kv[i].line = src->kv[i].line;
+		dst->n_kv = i + 1;
+		if (!dst->kv[i].key || !dst->kv[i].value)
+			goto nomem;
+	}
+	return 0;
+nomem:
+	section_free(dst);
+	return -ENOMEM;
+}
+
+static struct conf_kv *section_find_kv(const struct conf_section *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_kv; i++)
+		if (strcmp(s->kv[i].key, key) == 0)
+			return &s->kv[i];
+	return NULL;
+}
+
+/*
+ * Set key to value in s, replacing an existing value. Takes ownership of key and value
+ * on success only.
+ */
+static int section_set_owned(struct conf_section *s, char *key, char *value, unsigned int line)
+{
+	struct conf_kv *kv = section_find_kv(s, key);
+
+	if (kv) {
+		free(kv->value);
+		free(key);
+		kv->value = value;
+		kv->line = line;
+		return 0;
+	}
+	kv = realloc(s->kv, (s->n_kv + 1) * sizeof(*kv));
+	if (!kv)
+		return -ENOMEM;
+	s->kv = kv;
+	s->kv[s->n_kv++] = (struct conf_kv){ .key = key, .value = value, .line = line };
+	return 0;
+}
+
+static int section_set(struct conf_section *s, const char *key, const char *value,
+		       unsigned int line)
+{
+	char *k = strdup(key), *v = strdup(value);
+
+	if (!k || !v || section_set_owned(s, k, v, line) < 0) {
+		free(k);
+		free(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct conf_section *find_section(const struct conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_sections; i++)
+		if (c->sections[i].name && strcmp(c->sections[i].name, name) == 0)
+			return &c->sections[i];
+	return NULL;
+}
+
+/* Append *s to c's sections, taking over what it owns (s is zeroed). */
+static int add_section(struct conf *c, struct conf_section *s)
+{
+	struct conf_section *n = realloc(c->sections, (c->n_sections + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	c->sections = n;
+	c->sections[c->n_sections++] = *s;
+	memset(s, 0, sizeof(*s));
+	return 0;
+}
+
+/* ---- public basics ---- */
+
+void conf_init(struct conf *c)
+{
+	*c = (struct conf){
+		.random_device = (char *)def_random_device,
+		.feed_interval = 60,
+		.feed_bytes = 64,
+		.max_age = 60,
+		.reseed = true,
+		.watermark = 0,
+		.entropy_count = 8,
+		.pid_file = (char *)def_pid_file,
+		.user = NULL,
+		.group = NULL,
+		.ready_timeout = 5,
+		.status_file = (char *)def_status_file,
+		.status_interval = 10,
+		.stats_interval = 0,
+		.use_slow_sources = false,
+	};
+}
+
+void conf_free(struct conf *c)
+{
+	if (!c)
+		return;
+	free(c->path);
+	for (size_t i = 0; i < N_GLOBAL_KEYS; i++)
+		if (global_keys[i].type == KEY_PATH || global_keys[i].type == KEY_USER ||
+		    global_keys[i].type == KEY_GROUP)
+			free_str(field_str(c, &global_keys[i]));
+	for (size_t i = 0; c->sections && i < c->n_sections; i++)
+		section_free(&c->sections[i]);
+	free(c->sections);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Deep copy of src into dst (which is overwritten). */
+static int conf_copy(struct conf *dst, const struct conf *src)
+{
+	*dst = *src;
+	dst->path = NULL;
+	dst->sections = NULL;
+	dst->n_sections = 0;
+	for (size_t i = 0; i < N_GLOBAL_KEYS; i++)
+		if (global_keys[i].type == KEY_PATH || global_keys[i].type == KEY_USER ||
+		    global_keys[i].type == KEY_GROUP)
+			*field_str(dst, &global_keys[i]) = NULL;
+
+	if (copy_str(&dst->path, src->path) < 0)
+		goto nomem;
+	for (size_t i = 0; i < N_GLOBAL_KEYS; i++) {
+		const struct global_key *k = &global_keys[i];
+
+		if (k->type != KEY_PATH && k->type != KEY_USER && k->type != KEY_GROUP)
+			continue;
+		if (copy_str(field_str(dst, k), *field_str((struct conf *)src, k)) < 0)
+			goto nomem;
+	}
+	if (src->n_sections > 0) {
+		dst->sections = calloc(src->n_sections, sizeof(*dst->sections));
+		if (!dst->sections)
+			goto nomem;
+		for (size_t i = 0; i < src->n_sections; i++) {
+			if (section_copy(&dst->sections[i], &src->sections[i]) < 0)
+				goto nomem;
+			dst->n_sections = i + 1;
+		}
+	}
+	return 0;
+nomem:
+	conf_free(dst);
+	return -ENOMEM;
+}
+
+const struct conf_section *conf_find_section(const struct conf *c, const char *name)
+{
+	return name ? find_section(c, name) : NULL;
+}
+
+const char *conf_section_get(const struct conf_section *s, const char *key)
+{
+	const struct conf_kv *kv;
+
+	if (!s || !key)
+		return NULL;
+	kv = section_find_kv(s, key);
+	return kv ? kv->value : NULL;
+}
+
+/* ---- parsing ---- */
+
+static bool is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+/* Trim blanks at both ends of s in place; returns the new start. */
+static char *trim(char *s)
+{
+	size_t n;
+
+	while (is_blank(*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && is_blank(s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+/* Keys are ASCII letters, digits, '-', '_' and '.'. */
+static bool valid_key(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
+			return false;
+	return true;
+}
+
+/* Source names: printable, no blanks, no brackets (the source code checks the rest). */
+static bool valid_source_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == 0x7f || *s == '[' || *s == ']')
+			return false;
+	return true;
+}
+
+/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned char ch = s[i];
+		size_t need;
+		uint32_t cp, min;
+
+		if (ch < 0x80) {
+			i++;
+			continue;
+		} else if ((ch & 0xe0) == 0xc0) {
+			need = 1, cp = ch & 0x1f, min = 0x80;
+		} else if ((ch & 0xf0) == 0xe0) {
+			need = 2, cp = ch & 0x0f, min = 0x800;
+		} else if ((ch & 0xf8) == 0xf0) {
+			need = 3, cp = ch & 0x07, min = 0x10000;
+		} else {
+			return false;
+		}
+		if (n - i <= need)
+			return false;
+		for (size_t j = 1; j <= need; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + j] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += need + 1;
+	}
+	return true;
+}
+
+/* What a parse found, beyond the values themselves. */
+struct parse_state {
+	const char *name;			/* for error messages */
+	unsigned int key_line[N_GLOBAL_KEYS];	/* line where a global key was set, 0 = not */
+	unsigned int user_group_line;		/* line of "user = U:G", 0 = none */
+	unsigned int global_line;		/* line of [rngd], 0 = none */
+};
+
+enum { IN_NOTHING, IN_GLOBAL, IN_SOURCE };
+
+static int parse_header(struct conf *f, struct parse_state *ps, char *line, unsigned int lineno,
+			int *in, char *err, size_t errlen)
+{
+	size_t n = strlen(line);
+	struct conf_section s, *old;
+	char *inner, *name;
+
+	if (line[n - 1] != ']')
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+			    "section header must end with ']'");
+	line[n - 1] = '\0';
+	inner = trim(line + 1);
+
+	if (strcmp(inner, "rngd") == 0) {
+		if (ps->global_line)
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+				    "duplicate section '[rngd]' (first at line %u)",
+				    ps->global_line);
+		ps->global_line = lineno;
+		*in = IN_GLOBAL;
+		return 0;
+	}
+	if (strncmp(inner, "source", 6) != 0 || (inner[6] != '\0' && !is_blank(inner[6])))
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+			    "unknown section '[%s]'", inner);
+	name = trim(inner + 6);
+	if (!*name)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+			    "section '[source]' needs a source name");
+	if (!valid_source_name(name))
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+			    "invalid source name '%s'", name);
+	old = find_section(f, name);
+	if (old)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+			    "duplicate section '[source %s]' (first at line %u)", name, old->line);
+	if (f->n_sections >= CONF_MAX_SECTIONS)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+			    "too many sections (at most %d)", CONF_MAX_SECTIONS);
+	if (section_init(&s, name, lineno) < 0 || add_section(f, &s) < 0) {
+		section_free(&s);
+		return fail(-ENOMEM, err, errlen, ps->name, lineno, NULL, "out of memory");
+	}
+	*in = IN_SOURCE;
+	return 0;
+}
+
+static int parse_global_key(struct conf *f, struct parse_state *ps, const char *key,
+			    const char *value, unsigned int lineno, char *err, size_t errlen)
+{
+	const struct global_key *k = find_global_key(key);
+	char why[CONF_ERR_MAX];
+	size_t idx;
+	int r;
+
+	if (!k)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, key, "unknown key in [rngd]");
+	idx = (size_t)(k - global_keys);
+	if (ps->key_line[idx])
+		return fail(-EINVAL, err, errlen, ps->name, lineno, key,
+			    "duplicate key (first at line %u)", ps->key_line[idx]);
+	/* "user = U:G" and "group = G" both set the group. */
+	if (k->type == KEY_GROUP && ps->user_group_line)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, key,
+			    "group already set by 'user' at line %u", ps->user_group_line);
+	if (k->type == KEY_USER && strchr(value, ':')) {
+		const struct global_key *g = find_global_key("group");
+		unsigned int gl = ps->key_line[g - global_keys];
+
+		if (gl)
+			return fail(-EINVAL, err, errlen, ps->name, lineno, key,
+				    "group already set by 'group' at line %u", gl);
+		ps->user_group_line = lineno;
+	}
+	r = set_global(f, k, value, true, why, sizeof(why));
+	if (r < 0)
+		return fail(r, err, errlen, ps->name, lineno, key, "%s", why);
+	ps->key_line[idx] = lineno;
+	return 0;
+}
+
+static int parse_source_key(struct conf *f, struct parse_state *ps, const char *key,
+			    const char *value, unsigned int lineno, char *err, size_t errlen)
+{
+	struct conf_section *s = &f->sections[f->n_sections - 1];
+	struct conf_kv *kv = section_find_kv(s, key);
+
+	if (kv)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, key,
+			    "duplicate key (first at line %u)", kv->line);
+	if (!*value)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, key, "empty value");
+	if (s->n_kv >= CONF_MAX_KEYS)
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+			    "too many keys in section (at most %d)", CONF_MAX_KEYS);
+	if (section_set(s, key, value, lineno) < 0)
+		return fail(-ENOMEM, err, errlen, ps->name, lineno, NULL, "out of memory");
+	return 0;
+}
+
+/* Parse text into f, which holds only what the text sets. */
+static int parse(struct conf *f, struct parse_state *ps, const char *text, size_t len, char *err,
+		 size_t errlen)
+{
+	char buf[CONF_MAX_LINE + 1];
+	unsigned int lineno = 0;
+	int in = IN_NOTHING;
+	size_t pos = 0;
+
+	/* A UTF-8 byte order mark, as some Windows editors write. */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pos = 3;
+
+	while (pos < len) {
+		const char *start = text + pos;
+		const char *nl = memchr(start, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - start) : len - pos;
+		char *line, *eq, *key, *value;
+		int r;
+
+		pos += n + (nl ? 1 : 0);
+		lineno++;
+		if (n > 0 && start[n - 1] == '\r')
+			n--;
+		if (n > CONF_MAX_LINE)
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+				    "line too long (more than %d bytes)", CONF_MAX_LINE);
+		if (memchr(start, '\0', n))
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL, "NUL byte");
+		for (size_t i = 0; i < n; i++) {
+			unsigned char ch = (unsigned char)start[i];
+
+			if ((ch < ' ' && ch != '\t') || ch == 0x7f)
+				return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+					    "control character 0x%02x", ch);
+		}
+		if (!valid_utf8((const unsigned char *)start, n))
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+				    "invalid UTF-8");
+		memcpy(buf, start, n);
+		buf[n] = '\0';
+		line = trim(buf);
+
+		if (*line == '\0' || *line == '#' || *line == ';')
+			continue;
+		if (*line == '[') {
+			r = parse_header(f, ps, line, lineno, &in, err, errlen);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		eq = strchr(line, '=');
+		if (!eq)
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+				    "expected 'key = value', '[section]' or a comment");
+		*eq = '\0';
+		key = trim(line);
+		value = trim(eq + 1);
+		if (!*key)
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+				    "missing key before '='");
+		if (!valid_key(key))
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
+				    "invalid key '%s'", key);
+		if (in == IN_NOTHING)
+			return fail(-EINVAL, err, errlen, ps->name, lineno, key,
+				    "outside any section");
+		if (in == IN_GLOBAL)
+			r = parse_global_key(f, ps, key, value, lineno, err, errlen);
+		else
+			r = parse_source_key(f, ps, key, value, lineno, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Error text for a section that source_check_section() rejected. */
+static int fail_section(char *err, size_t errlen, const char *where, bool with_line,
+			const struct conf_section *s, const struct conf_kv *bad, const char *why)
+{
+	unsigned int line = 0;
+
+	if (with_line)
+		line = bad && bad->line ? bad->line : s->line;
+	return fail(-EINVAL, err, errlen, where, line, bad ? bad->key : NULL, "%s", why);
+}
+
+/* Merge what the file set (f) into tmp and validate the source sections it touched. */
+static int merge(struct conf *tmp, struct conf *f, const struct parse_state *ps, char *err,
+		 size_t errlen)
+{
+	for (size_t i = 0; i < N_GLOBAL_KEYS; i++) {
+		const struct global_key *k = &global_keys[i];
+		bool set = ps->key_line[i] != 0;
+
+		/* "user = U" also sets the group (to U's primary group unless given). */
+		if (k->type == KEY_GROUP)
+			set = set || ps->key_line[find_global_key("user") - global_keys];
+		if (!set)
+			continue;
+		switch (k->type) {
+		case KEY_UINT:
+			*field_uint(tmp, k) = *field_uint(f, k);
+			break;
+		case KEY_BOOL:
+			*field_bool(tmp, k) = *field_bool(f, k);
+			break;
+		default:
+			free_str(field_str(tmp, k));
+			*field_str(tmp, k) = *field_str(f, k);
+			*field_str(f, k) = NULL;
+			break;
+		}
+	}
+
+	for (size_t i = 0; i < f->n_sections; i++) {
+		struct conf_section *fs = &f->sections[i];
+		struct conf_section *ts = find_section(tmp, fs->name);
+		const struct conf_kv *bad = NULL;
+		char why[CONF_ERR_MAX] = "";
+
+		if (!ts) {
+			if (add_section(tmp, fs) < 0)
+				return fail(-ENOMEM, err, errlen, ps->name, 0, NULL,
+					    "out of memory");
+			ts = &tmp->sections[tmp->n_sections - 1];
+		} else {
+			ts->line = fs->line;
+			for (size_t j = 0; j < fs->n_kv; j++) {
+				if (section_set_owned(ts, fs->kv[j].key, fs->kv[j].value,
+						      fs->kv[j].line) < 0)
+					return fail(-ENOMEM, err, errlen, ps->name, 0, NULL,
+						    "out of memory");
+				fs->kv[j].key = NULL;
+				fs->kv[j].value = NULL;
+			}
+		}
+		if (source_check_section(ts, &bad, why, sizeof(why)) < 0)
+			return fail_section(err, errlen, ps->name, true, ts, bad, why);
+	}
+	return 0;
+}
+
+static int load(struct conf *c, const char *name, const char *text, size_t len,
+		const char *path, char *err, size_t errlen)
+{
+	struct parse_state ps = { .name = name };
+	struct conf f, tmp;
+	int r;
+
+	/* f starts empty rather than with defaults: only what the text sets is merged. */
+	memset(&f, 0, sizeof(f));
+	r = parse(&f, &ps, text, len, err, errlen);
+	if (r < 0)
+		goto out;
+	r = conf_copy(&tmp, c);
+	if (r < 0) {
+		fail(r, err, errlen, name, 0, NULL, "out of memory");
+		goto out;
+	}
+	if (path) {
+		free(tmp.path);
+		tmp.path = strdup(path);
+		if (!tmp.path) {
+			r = fail(-ENOMEM, err, errlen, name, 0, NULL, "out of memory");
+			conf_free(&tmp);
+			goto out;
+		}
+	}
+	r = merge(&tmp, &f, &ps, err, errlen);
+	if (r < 0) {
+		conf_free(&tmp);
+		goto out;
+	}
+	conf_free(c);
+	*c = tmp;
+out:
+	conf_free(&f);
+	return r;
+}
+
+int conf_load_string(struct conf *c, const char *name, const char *text, size_t len, char *err,
+		     size_t errlen)
+{
+	if (!name)
+		name = "<string>";
+	if (len > CONF_MAX_FILE)
+		return fail(-EINVAL, err, errlen, name, 0, NULL,
+			    "too large (more than %d bytes)", CONF_MAX_FILE);
+	return load(c, name, len ? text : "", len, NULL, err, errlen);
+}
+
+int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
+{
+	_cleanup_(closep) int fd = -1;
+	_cleanup_(freep) char *buf = NULL;
+	ssize_t n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int r = -errno;
+
+		return fail(r, err, errlen, path, 0, NULL, "%s", strerror(-r));
+	}
+	/* One byte more than allowed, to tell "exactly the limit" from "too large". */
+	buf = malloc(CONF_MAX_FILE + 1);
+	if (!buf)
+		return fail(-ENOMEM, err, errlen, path, 0, NULL, "out of memory");
+	n = read_full(fd, buf, CONF_MAX_FILE + 1);
+	if (n < 0)
+		return fail((int)n, err, errlen, path, 0, NULL, "%s", strerror((int)-n));
+	if (n > CONF_MAX_FILE)
+		return fail(-EINVAL, err, errlen, path, 0, NULL, "too large (more than %d bytes)",
+			    CONF_MAX_FILE);
+	return load(c, path, buf, (size_t)n, path, err, errlen);
+}
+
+int conf_set(struct conf *c, const char *key, const char *value, const char *where, char *err,
+	     size_t errlen)
+{
+	const struct global_key *k;
+	char why[CONF_ERR_MAX];
+	int r;
+
+	if (!where)
+		where = "command line";
+	if (!key || !valid_key(key))
+		return fail(-EINVAL, err, errlen, where, 0, NULL, "invalid key '%s'",
+			    key ? key : "");
+	k = find_global_key(key);
+	if (!k)
+		return fail(-EINVAL, err, errlen, where, 0, key, "unknown key");
+	r = set_global(c, k, value ? value : "", false, why, sizeof(why));
+	if (r < 0)
+		return fail(r, err, errlen, where, 0, key, "%s", why);
+	return 0;
+}
+
+int conf_set_source(struct conf *c, const char *source, const char *key, const char *value,
+		    const char *where, char *err, size_t errlen)
+{
+	struct conf_section *old, cand;
+	const struct conf_kv *bad = NULL;
+	char why[CONF_ERR_MAX] = "";
+	int r;
+
+	if (!where)
+		where = "command line";
+	if (!source || !valid_source_name(source))
+		return fail(-EINVAL, err, errlen, where, 0, NULL, "invalid source name '%s'",
+			    source ? source : "");
+	if (!key || !valid_key(key))
+		return fail(-EINVAL, err, errlen, where, 0, NULL, "invalid key '%s'",
+			    key ? key : "");
+	if (!value || !*value)
+		return fail(-EINVAL, err, errlen, where, 0, key, "empty value");
+
+	old = find_section(c, source);
+	r = old ? section_copy(&cand, old) : section_init(&cand, source, 0);
+	if (r < 0)
+		return fail(r, err, errlen, where, 0, NULL, "out of memory");
+	r = section_set(&cand, key, value, 0);
+	if (r < 0) {
+		section_free(&cand);
+		return fail(r, err, errlen, where, 0, NULL, "out of memory");
+	}
+	if (source_check_section(&cand, &bad, why, sizeof(why)) < 0) {
+		r = fail_section(err, errlen, where, false, &cand, bad, why);
+		section_free(&cand);
+		return r;
+	}
+	if (old) {
+		section_free(old);
+		*old = cand;
+		return 0;
+	}
+	r = add_section(c, &cand);
+	if (r < 0) {
+		section_free(&cand);
+		return fail(r, err, errlen, where, 0, NULL, "out of memory");
+	}
+	return 0;
+}
