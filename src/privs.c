@@ -85,9 +85,51 @@ static int capng_errno(void)
 	return errno > 0 ? -errno : -EPERM;
 }
 
+struct proc_status {
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	unsigned long uid[4], gid[4];
+	unsigned int nnp;
+	unsigned int seen;
+};
+
+static int read_proc_status(struct proc_status *ps)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+
+	if (!f)
+		return -errno;
+	memset(ps, 0, sizeof(*ps));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "CapInh: %" SCNx64, &ps->cap_inh) == 1 ||
+		    sscanf(line, "CapPrm: %" SCNx64, &ps->cap_prm) == 1 ||
+		    sscanf(line, "CapEff: %" SCNx64, &ps->cap_eff) == 1 ||
+		    sscanf(line, "CapBnd: %" SCNx64, &ps->cap_bnd) == 1 ||
+		    sscanf(line, "CapAmb: %" SCNx64, &ps->cap_amb) == 1 ||
+		    sscanf(line, "NoNewPrivs: %u", &ps->nnp) == 1 ||
+		    sscanf(line, "Uid: %lu %lu %lu %lu", &ps->uid[0], &ps->uid[1], &ps->uid[2],
+			   &ps->uid[3]) == 4 ||
+		    sscanf(line, "Gid: %lu %lu %lu %lu", &ps->gid[0], &ps->gid[1], &ps->gid[2],
+			   &ps->gid[3]) == 4)
+			ps->seen++;
+	}
+	fclose(f);
+	/* CapAmb and NoNewPrivs exist since Linux 4.3 / 4.10; all eight are needed here. */
+	return ps->seen == 8 ? 0 : -EPROTO;
+}
+
 /* Effective and permitted = {CAP_SYS_ADMIN} if have_admin, else empty; inheritable empty. */
 static int set_caps(bool have_admin)
 {
+	uint64_t want = have_admin ? PRIVS_KEPT_CAPS : 0;
+	struct proc_status ps;
+
+	/*
+	 * Nothing to do (a root service with CapabilityBoundingSet=CAP_SYS_ADMIN): skip capset(),
+	 * which the unit's SystemCallFilter=~@privileged may forbid.
+	 */
+	if (read_proc_status(&ps) == 0 && ps.cap_eff == want && ps.cap_prm == want && !ps.cap_inh)
+		return 0;
 	capng_clear(CAPNG_SELECT_CAPS);
 	if (have_admin &&
 	    capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_ADMIN) < 0)
@@ -154,6 +196,7 @@ static int drop_unprivileged(const char *user, const char *group)
 
 int privs_drop(const char *user, const char *group)
 {
+	struct proc_status ps;
 	uid_t uid = 0;
 	gid_t gid = 0;
 	int r;
@@ -168,15 +211,23 @@ int privs_drop(const char *user, const char *group)
 			return r;
 	}
 
-	/* The bounding set first: dropping from it needs CAP_SETPCAP, which goes next. */
-	if (capng_get_caps_process() < 0)
-		return fail(user, group, capng_errno(), "cannot read capabilities");
-	capng_clear(CAPNG_SELECT_BOUNDS);
-	if (capng_update(CAPNG_ADD, CAPNG_BOUNDING_SET, CAP_SYS_ADMIN) < 0)
-		return fail(user, group, -EINVAL, "cannot build the bounding set");
-	errno = 0;
-	if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-		return fail(user, group, capng_errno(), "cannot reduce the bounding set");
+	/*
+	 * The bounding set first: dropping from it needs CAP_SETPCAP, which goes next. Skipped
+	 * when already reduced (CapabilityBoundingSet=CAP_SYS_ADMIN, no CAP_SETPCAP left).
+	 */
+	r = read_proc_status(&ps);
+	if (r < 0)
+		return fail(user, group, r, "cannot read /proc/self/status");
+	if (ps.cap_bnd & ~PRIVS_KEPT_CAPS) {
+		if (capng_get_caps_process() < 0)
+			return fail(user, group, capng_errno(), "cannot read capabilities");
+		capng_clear(CAPNG_SELECT_BOUNDS);
+		if (capng_update(CAPNG_ADD, CAPNG_BOUNDING_SET, CAP_SYS_ADMIN) < 0)
+			return fail(user, group, -EINVAL, "cannot build the bounding set");
+		errno = 0;
+		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
+			return fail(user, group, capng_errno(), "cannot reduce the bounding set");
+	}
 	r = clear_ambient();
 	if (r < 0)
 		return fail(user, group, r, "cannot clear the ambient capability set");
@@ -211,39 +262,6 @@ int privs_drop(const char *user, const char *group)
 	done.want_uid = uid;
 	done.want_gid = gid;
 	return 0;
-}
-
-struct proc_status {
-	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
-	unsigned long uid[4], gid[4];
-	unsigned int nnp;
-	unsigned int seen;
-};
-
-static int read_proc_status(struct proc_status *ps)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-
-	if (!f)
-		return -errno;
-	memset(ps, 0, sizeof(*ps));
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "CapInh: %" SCNx64, &ps->cap_inh) == 1 ||
-		    sscanf(line, "CapPrm: %" SCNx64, &ps->cap_prm) == 1 ||
-		    sscanf(line, "CapEff: %" SCNx64, &ps->cap_eff) == 1 ||
-		    sscanf(line, "CapBnd: %" SCNx64, &ps->cap_bnd) == 1 ||
-		    sscanf(line, "CapAmb: %" SCNx64, &ps->cap_amb) == 1 ||
-		    sscanf(line, "NoNewPrivs: %u", &ps->nnp) == 1 ||
-		    sscanf(line, "Uid: %lu %lu %lu %lu", &ps->uid[0], &ps->uid[1], &ps->uid[2],
-			   &ps->uid[3]) == 4 ||
-		    sscanf(line, "Gid: %lu %lu %lu %lu", &ps->gid[0], &ps->gid[1], &ps->gid[2],
-			   &ps->gid[3]) == 4)
-			ps->seen++;
-	}
-	fclose(f);
-	/* CapAmb and NoNewPrivs exist since Linux 4.3 / 4.10; all eight are needed here. */
-	return ps->seen == 8 ? 0 : -EPROTO;
 }
 
 static int regained(const char *what)
@@ -296,8 +314,8 @@ int privs_verify(void)
 		return regained("capabilities other than CAP_SYS_ADMIN remain");
 	if (ps.cap_inh || ps.cap_amb)
 		return regained("inheritable or ambient capabilities remain");
-	if (done.bounding_set && ps.cap_bnd != PRIVS_KEPT_CAPS)
-		return regained("the bounding set is not CAP_SYS_ADMIN alone");
+	if (done.bounding_set && (ps.cap_bnd & ~PRIVS_KEPT_CAPS))
+		return regained("the bounding set holds more than CAP_SYS_ADMIN");
 	if (ps.nnp != 1)
 		return regained("no-new-privs is not set");
 	if (done.switched &&

@@ -47,6 +47,7 @@ struct report {
 enum pre {
 	PRE_ROOT,	/* plain root */
 	PRE_SYSTEMD,	/* non-root with CAP_SYS_ADMIN in the ambient set, as User= gives */
+	PRE_ROOT_LIMITED, /* root with CapabilityBoundingSet=CAP_SYS_ADMIN: no CAP_SETPCAP */
 };
 
 static bool have_user(const char *user, const char *group)
@@ -131,6 +132,24 @@ static int become_systemd_user(void)
 	return 0;
 }
 
+/* What systemd does for a root service with CapabilityBoundingSet=CAP_SYS_ADMIN. */
+static int become_limited_root(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	for (int cap = 0; cap < 64; cap++) {
+		if (cap == CAP_SYS_ADMIN)
+			continue;
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -errno;
+	}
+	d[0].effective = d[0].permitted = 1u << CAP_SYS_ADMIN;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	return 0;
+}
+
 static void run_child(enum pre pre, const char *user, const char *group, struct report *rep)
 {
 	int p[2];
@@ -147,6 +166,8 @@ static void run_child(enum pre pre, const char *user, const char *group, struct 
 		close(p[0]);
 		r.drop_r = -ENOTRECOVERABLE;
 		if (pre == PRE_SYSTEMD && become_systemd_user() < 0)
+			goto out;
+		if (pre == PRE_ROOT_LIMITED && become_limited_root() < 0)
 			goto out;
 		r.drop_r = privs_drop(user, group);
 		if (r.drop_r == 0)
@@ -227,6 +248,21 @@ static void test_stay_root(void **state)
 	assert_int_equal(rep.ioctl_r, 0);
 }
 
+static void test_limited_root(void **state)
+{
+	struct report rep;
+
+	need_root();
+	/* Nothing left to drop, and no CAP_SETPCAP to drop it with: still a success. */
+	run_child(PRE_ROOT_LIMITED, NULL, NULL, &rep);
+	assert_int_equal(rep.drop_r, 0);
+	assert_int_equal(rep.verify_r, 0);
+	assert_caps_reduced(&rep);
+	assert_true(rep.cap_bnd == PRIVS_KEPT_CAPS);
+	assert_int_equal(rep.uid[0], 0);
+	assert_int_equal(rep.ioctl_r, 0);
+}
+
 static void test_already_unprivileged(void **state)
 {
 	struct report rep;
@@ -295,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_drop_to_nobody),
 		cmocka_unit_test(test_drop_primary_group),
 		cmocka_unit_test(test_stay_root),
+		cmocka_unit_test(test_limited_root),
 		cmocka_unit_test(test_already_unprivileged),
 		cmocka_unit_test(test_unknown_names),
 		cmocka_unit_test(test_verify_catches_root),
