@@ -74,7 +74,8 @@ static int resolve(const char *user, const char *group, uid_t *ret_uid, gid_t *r
 		gid = gr->gr_gid;
 	}
 	if (*ret_uid == 0 || gid == 0)
-		return fail(user, group, -EINVAL, "uid and gid must not be 0 (omit the user to stay root)");
+		return fail(user, group, -EINVAL,
+			    "uid and gid must not be 0 (omit the user to stay root)");
 	*ret_gid = gid;
 	return 0;
 }
@@ -171,7 +172,8 @@ static int drop_unprivileged(const char *user, const char *group)
 		if (r < 0)
 			return r;
 		if (want_uid != uid || want_gid != gid)
-			return fail(user, group, -EPERM, "already running as another unprivileged uid/gid");
+			return fail(user, group, -EPERM,
+				    "already running as another unprivileged uid/gid");
 	}
 	if (capng_get_caps_process() < 0)
 		return fail(user, group, capng_errno(), "cannot read capabilities");
