@@ -311,6 +311,46 @@ int stats_format_summary(const struct status_doc *doc, char *buf, size_t len)
 	return total > INT_MAX ? INT_MAX : (int)total;
 }
 
+static bool source_up(const struct status_source *s)
+{
+	return s->state && (strcmp(s->state, "running") == 0 || strcmp(s->state, "starting") == 0);
+}
+
+int stats_format_notify_status(const struct status_doc *doc, char *buf, size_t len)
+{
+	char fed[96], down[160] = "";
+	size_t up = 0, off = 0;
+
+	for (size_t i = 0; i < doc->n_sources; i++) {
+		const struct status_source *s = &doc->sources[i];
+		int n;
+
+		if (source_up(s)) {
+			up++;
+			continue;
+		}
+		if (off >= sizeof(down))
+			continue;
+		n = snprintf(down + off, sizeof(down) - off, "%s%s (%s)",
+			     off ? ", " : "; not running: ", s->name ? s->name : "?",
+			     s->state ? s->state : "?");
+		off = n < 0 ? sizeof(down) : off + (size_t)n;
+	}
+	if (doc->feeds && doc->last_feed) {
+		time_t t = (time_t)(doc->last_feed / NSEC_PER_SEC);
+		struct tm tm;
+		char when[16] = "?";
+
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		snprintf(fed, sizeof(fed), "fed %" PRIu64 " bytes in %" PRIu64 " feeds, last %s UTC",
+			 doc->bytes_fed, doc->feeds, when);
+	} else {
+		snprintf(fed, sizeof(fed), "nothing fed yet");
+	}
+	return snprintf(buf, len, "%zu/%zu sources up; %s%s", up, doc->n_sources, fed, down);
+}
+
 /* ---- reading (rngd --status) ---- */
 
 static uint64_t get_uint(const json_t *o, const char *key)

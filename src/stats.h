@@ -101,4 +101,14 @@ int stats_format_feed(const struct status_doc *doc, char *buf, size_t len);
 int stats_format_source(const struct status_source *src, char *buf, size_t len);
 int stats_format_summary(const struct status_doc *doc, char *buf, size_t len);
 
+/*
+ * The STATUS= text for `systemctl status` (give it to notify_status()): sources up, bytes
+ * fed, last feed, sources in trouble. Only absolute times, so that the text changes only
+ * when something happened, e.g.
+ *   "2/2 sources up; fed 192 bytes in 3 feeds, last 04:47:54 UTC"
+ *   "1/2 sources up; nothing fed yet; not running: file:noise (backoff)"
+ * A source counts as up when running or starting. Returns what snprintf() returns.
+ */
+int stats_format_notify_status(const struct status_doc *doc, char *buf, size_t len);
+
 #endif

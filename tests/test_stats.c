@@ -394,6 +394,30 @@ static void test_summary(void **state)
 	assert_int_equal(strlen(small), sizeof(small) - 1);
 }
 
+static void test_notify_status(void **state)
+{
+	struct status_source src[2] = { two_sources[0], two_sources[1] };
+	struct status_doc doc;
+	char buf[256];
+
+	fill_doc(&doc, src, ARRAY_SIZE(src));
+	assert_true(stats_format_notify_status(&doc, buf, sizeof(buf)) > 0);
+	assert_string_equal(buf, "1/2 sources up; fed 192 bytes in 3 feeds, last 04:47:54 UTC; "
+				 "not running: file:noise (backoff)");
+	src[1].state = "starting";
+	doc.feeds = 0;
+	stats_format_notify_status(&doc, buf, sizeof(buf));
+	assert_string_equal(buf, "2/2 sources up; nothing fed yet");
+	src[0].state = "failed";
+	src[1].state = "absent";
+	stats_format_notify_status(&doc, buf, sizeof(buf));
+	assert_string_equal(buf, "0/2 sources up; nothing fed yet; not running: hwrng (failed), "
+				 "file:noise (absent)");
+	doc.n_sources = 0;
+	stats_format_notify_status(&doc, buf, sizeof(buf));
+	assert_string_equal(buf, "0/0 sources up; nothing fed yet");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -402,6 +426,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_print_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_print_errors, setup, teardown),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_notify_status),
 	};
 
 	log_setup(LOG_CRIT, LOG_TARGET_STDERR);
