@@ -94,19 +94,20 @@ static void fill_status(struct report *rep)
 
 static int add_entropy(int fd)
 {
-	struct {
-		struct rand_pool_info info;
-		uint8_t data[64];
-	} req;
+	struct rand_pool_info *info = malloc(sizeof(*info) + 64);
+	int r = 0;
 
-	if (getrandom(req.data, sizeof(req.data), 0) != sizeof(req.data))
-		return -EIO;
+	if (!info)
+		return -ENOMEM;
 	/* The kernel's own output: fed back with no credit, only to test the permission. */
-	req.info.entropy_count = 0;
-	req.info.buf_size = sizeof(req.data);
-	if (ioctl(fd, RNDADDENTROPY, &req.info) < 0)
-		return -errno;
-	return 0;
+	info->entropy_count = 0;
+	info->buf_size = 64;
+	if (getrandom(info->buf, 64, 0) != 64)
+		r = -EIO;
+	else if (ioctl(fd, RNDADDENTROPY, info) < 0)
+		r = -errno;
+	free(info);
+	return r;
 }
 
 /* Become uid/gid of nobody holding CAP_SYS_ADMIN (and CAP_SYS_RAWIO) in all sets. */
