@@ -80,6 +80,20 @@ static int resolve(const char *user, const char *group, uid_t *ret_uid, gid_t *r
 	return 0;
 }
 
+int privs_lookup(const char *user, const char *group, uid_t *ret_uid, gid_t *ret_gid)
+{
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	r = resolve(user, group, &uid, &gid);
+	if (r < 0)
+		return r;
+	*ret_uid = uid;
+	*ret_gid = gid;
+	return 0;
+}
+
 /* libcap-ng returns -1, -2, ... and leaves errno set by the failed syscall, if any. */
 static int capng_errno(void)
 {

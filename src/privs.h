@@ -8,9 +8,17 @@
 #define RNGD_PRIVS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The one capability kept: CAP_SYS_ADMIN (21), as a /proc/PID/status Cap* mask. */
 #define PRIVS_KEPT_CAPS (UINT64_C(1) << 21)
+
+/*
+ * Resolve user (getpwnam) and group (getgrnam; NULL: the user's primary group) into ids,
+ * e.g. to hand the status directory to the user before privs_drop(). Root is refused.
+ * Logs one error line; 0, -ENOENT for an unknown name, -EINVAL for uid or gid 0.
+ */
+int privs_lookup(const char *user, const char *group, uid_t *ret_uid, gid_t *ret_gid);
 
 /*
  * Drop privileges for good. Call after every device, sysfs file and MSR the daemon needs is

@@ -165,27 +165,52 @@ static int mkdir_parents(const char *dir)
 	}
 }
 
+/* The directory part of path into dir; false when path has none ("status.json", "/x"). */
+static bool parent_dir(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path || (size_t)(slash - path) >= size)
+		return false;
+	snprintf(dir, size, "%.*s", (int)(slash - path), path);
+	return true;
+}
+
+int stats_prepare_dir(const char *path, uid_t uid, gid_t gid)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (!parent_dir(path, dir, sizeof(dir)))
+		return 0;
+	if (stat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (errno != ENOENT)
+		return -errno;
+	r = mkdir_parents(dir);
+	if (r < 0)
+		return r;
+	/* Readable by `rngd --status` whatever the daemon's umask (the unit sets 0077). */
+	if (chmod(dir, 0755) < 0)
+		return -errno;
+	if (uid != (uid_t)-1 && chown(dir, uid, gid) < 0)
+		return -errno;
+	return 0;
+}
+
 int stats_write_status(const char *path, const struct status_doc *doc)
 {
 	_cleanup_(json_decref_p) json_t *root = NULL;
 	_cleanup_(freep) char *text = NULL;
-	char tmp[PATH_MAX], dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
+	char tmp[PATH_MAX];
 	int fd, r;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	if (slash && slash != path) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-		if (stat(dir, &st) < 0) {
-			if (errno != ENOENT)
-				return -errno;
-			r = mkdir_parents(dir);
-			if (r < 0)
-				return r;
-		}
-	}
+	r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
+	if (r < 0)
+		return r;
 
 	root = doc_to_json(doc);
 	if (!root)

@@ -84,6 +84,14 @@ struct status_doc {
 int stats_write_status(const char *path, const struct status_doc *doc);
 
 /*
+ * Before dropping privileges: create the directory of path (0755, with missing parents) if
+ * it does not exist, and give the directory itself (only when created here) to uid:gid,
+ * so that the daemon can still replace the status file after the switch. uid (uid_t)-1:
+ * no chown. 0 or -errno; does not log.
+ */
+int stats_prepare_dir(const char *path, uid_t uid, gid_t gid);
+
+/*
  * `rngd --status`: read the document at path and print it to out, as a table for people
  * or (json true) as the JSON document itself. Problems are logged as one error line naming
  * the file: -ENOENT missing (daemon not running?), -EBADMSG not valid JSON or not a status

@@ -304,6 +304,26 @@ static void test_unknown_names(void **state)
 	assert_int_equal(rep.drop_r, -EINVAL);
 }
 
+static void test_lookup(void **state)
+{
+	struct passwd *pw;
+	struct group *gr;
+	uid_t uid = 7;
+	gid_t gid = 7;
+
+	need_root();
+	pw = getpwnam("nobody");
+	gr = getgrnam("nogroup");
+	assert_int_equal(privs_lookup("nobody", "nogroup", &uid, &gid), 0);
+	assert_int_equal(uid, pw->pw_uid);
+	assert_int_equal(gid, gr->gr_gid);
+	assert_int_equal(privs_lookup("nobody", NULL, &uid, &gid), 0);
+	assert_int_equal(gid, pw->pw_gid);
+	assert_int_equal(privs_lookup("rngd-no-such-user", NULL, &uid, &gid), -ENOENT);
+	assert_int_equal(privs_lookup("root", NULL, &uid, &gid), -EINVAL);
+	assert_int_equal(uid, pw->pw_uid);
+}
+
 static void test_verify_catches_root(void **state)
 {
 	int p[2], r = 0;
@@ -335,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_limited_root),
 		cmocka_unit_test(test_already_unprivileged),
 		cmocka_unit_test(test_unknown_names),
+		cmocka_unit_test(test_lookup),
 		cmocka_unit_test(test_verify_catches_root),
 	};
 

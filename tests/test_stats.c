@@ -367,6 +367,40 @@ static void test_print_errors(void **state)
 	assert_int_equal(stats_write_status(path, &doc), -ENOTDIR);
 }
 
+static void test_prepare_dir(void **state)
+{
+	struct tmp *t = *state;
+	char path[160], dir[160];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/a/b/status.json", t->dir);
+	snprintf(dir, sizeof(dir), "%s/a/b", t->dir);
+	if (geteuid() != 0) {
+		assert_int_equal(stats_prepare_dir(path, (uid_t)-1, (gid_t)-1), 0);
+		assert_int_equal(stat(dir, &st), 0);
+		assert_true(S_ISDIR(st.st_mode));
+		return;
+	}
+	mode_t old = umask(077);
+
+	assert_int_equal(stats_prepare_dir(path, 65534, 65533), 0);
+	umask(old);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(st.st_gid, 65533);
+	/* Only the directory of the file is handed over, not the parents made on the way. */
+	snprintf(dir, sizeof(dir), "%s/a", t->dir);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	/* An existing directory is never chowned. */
+	assert_int_equal(stats_prepare_dir(t->path, 65534, 65534), 0);
+	snprintf(path, sizeof(path), "%s/x.json", t->dir);
+	assert_int_equal(stats_prepare_dir(path, 65534, 65534), 0);
+	assert_int_equal(stat(t->dir, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+}
+
 static void test_summary(void **state)
 {
 	struct status_doc doc;
@@ -425,6 +459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_atomic_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_print_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_print_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_dir, setup, teardown),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_notify_status),
 	};
