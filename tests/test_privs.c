@@ -306,22 +306,22 @@ static void test_unknown_names(void **state)
 
 static void test_lookup(void **state)
 {
-	struct passwd *pw;
-	struct group *gr;
-	uid_t uid = 7;
-	gid_t gid = 7;
+	uid_t uid = 7, nobody_uid;
+	gid_t gid = 7, nobody_gid, nogroup_gid;
 
 	need_root();
-	pw = getpwnam("nobody");
-	gr = getgrnam("nogroup");
+	/* getpwnam() returns static storage that the next lookup overwrites: copy. */
+	nobody_uid = getpwnam("nobody")->pw_uid;
+	nobody_gid = getpwnam("nobody")->pw_gid;
+	nogroup_gid = getgrnam("nogroup")->gr_gid;
 	assert_int_equal(privs_lookup("nobody", "nogroup", &uid, &gid), 0);
-	assert_int_equal(uid, pw->pw_uid);
-	assert_int_equal(gid, gr->gr_gid);
+	assert_int_equal(uid, nobody_uid);
+	assert_int_equal(gid, nogroup_gid);
 	assert_int_equal(privs_lookup("nobody", NULL, &uid, &gid), 0);
-	assert_int_equal(gid, pw->pw_gid);
+	assert_int_equal(gid, nobody_gid);
 	assert_int_equal(privs_lookup("rngd-no-such-user", NULL, &uid, &gid), -ENOENT);
 	assert_int_equal(privs_lookup("root", NULL, &uid, &gid), -EINVAL);
-	assert_int_equal(uid, pw->pw_uid);
+	assert_int_equal(uid, nobody_uid);
 }
 
 static void test_verify_catches_root(void **state)
