@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "privs.h"
+#include "util.h"
+
+static struct {
+	bool dropped;		/* privs_drop() succeeded */
+	bool switched;		/* it changed uid/gid to want_uid/want_gid */
+	bool bounding_set;	/* it reduced the bounding set */
+	uid_t want_uid;
+	gid_t want_gid;
+} done;
+
+/* "user 'rngd' group 'rngd'", "user 'rngd'" or "root" for messages. */
+static const char *who(char *buf, size_t size, const char *user, const char *group)
+{
+	if (!user)
+		snprintf(buf, size, "root");
+	else if (group)
+		snprintf(buf, size, "user '%s' group '%s'", user, group);
+	else
+		snprintf(buf, size, "user '%s'", user);
+	return buf;
+}
+
+static int fail(const char *user, const char *group, int r, const char *reason)
+{
+	char w[192];
+
+	log_error("cannot drop privileges to %s: %s: %s", who(w, sizeof(w), user, group), reason,
+		  strerror(-r));
+	return r;
+}
+
+/* getpwnam(3) leaves errno 0 or one of several values for "no such entry". */
+static int lookup_errno(void)
+{
+	if (errno == 0 || errno == ENOENT || errno == ESRCH || errno == EBADF || errno == EPERM)
+		return -ENOENT;
+	return -errno;
+}
+
+static int resolve(const char *user, const char *group, uid_t *ret_uid, gid_t *ret_gid)
+{
+	struct passwd *pw;
+	struct group *gr;
+	gid_t gid;
+
+	errno = 0;
+	pw = getpwnam(user);
+	if (!pw)
+		return fail(user, group, lookup_errno(), "unknown user");
+	gid = pw->pw_gid;
+	*ret_uid = pw->pw_uid;
+	if (group) {
+		errno = 0;
+		gr = getgrnam(group);
+		if (!gr)
+			return fail(user, group, lookup_errno(), "unknown group");
+		gid = gr->gr_gid;
+	}
+	if (*ret_uid == 0 || gid == 0)
+		return fail(user, group, -EINVAL,
+			    "uid and gid must not be 0 (omit the user to stay root)");
+	*ret_gid = gid;
+	return 0;
+}
+
+int privs_lookup(const char *user, const char *group, uid_t *ret_uid, gid_t *ret_gid)
+{
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	r = resolve(user, group, &uid, &gid);
+	if (r < 0)
+		return r;
+	*ret_uid = uid;
+	*ret_gid = gid;
+	return 0;
+}
+
+/* libcap-ng returns -1, -2, ... and leaves errno set by the failed syscall, if any. */
+static int capng_errno(void)
+{
+	return errno > 0 ? -errno : -EPERM;
+}
+
+struct proc_status {
+	uint64_t cap_inh, cap_prm, cap_eff, cap_bnd, cap_amb;
+	unsigned long uid[4], gid[4];
+	unsigned int nnp;
+	unsigned int seen;
+};
+
+static int read_proc_status(struct proc_status *ps)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+
+	if (!f)
+		return -errno;
+	memset(ps, 0, sizeof(*ps));
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "CapInh: %" SCNx64, &ps->cap_inh) == 1 ||
+		    sscanf(line, "CapPrm: %" SCNx64, &ps->cap_prm) == 1 ||
+		    sscanf(line, "CapEff: %" SCNx64, &ps->cap_eff) == 1 ||
+		    sscanf(line, "CapBnd: %" SCNx64, &ps->cap_bnd) == 1 ||
+		    sscanf(line, "CapAmb: %" SCNx64, &ps->cap_amb) == 1 ||
+		    sscanf(line, "NoNewPrivs: %u", &ps->nnp) == 1 ||
+		    sscanf(line, "Uid: %lu %lu %lu %lu", &ps->uid[0], &ps->uid[1], &ps->uid[2],
+			   &ps->uid[3]) == 4 ||
+		    sscanf(line, "Gid: %lu %lu %lu %lu", &ps->gid[0], &ps->gid[1], &ps->gid[2],
+			   &ps->gid[3]) == 4)
+			ps->seen++;
+	}
+	fclose(f);
+	/* CapAmb and NoNewPrivs exist since Linux 4.3 / 4.10; all eight are needed here. */
+	return ps->seen == 8 ? 0 : -EPROTO;
+}
+
+/* Effective and permitted = {CAP_SYS_ADMIN} if have_admin, else empty; inheritable empty. */
+static int set_caps(bool have_admin)
+{
+	uint64_t want = have_admin ? PRIVS_KEPT_CAPS : 0;
+	struct proc_status ps;
+
+	/*
+	 * Nothing to do (a root service with CapabilityBoundingSet=CAP_SYS_ADMIN): skip capset(),
+	 * which the unit's SystemCallFilter=~@privileged may forbid.
+	 */
+	if (read_proc_status(&ps) == 0 && ps.cap_eff == want && ps.cap_prm == want && !ps.cap_inh)
+		return 0;
+	capng_clear(CAPNG_SELECT_CAPS);
+	if (have_admin &&
+	    capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_ADMIN) < 0)
+		return -EINVAL;
+	errno = 0;
+	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
+		return capng_errno();
+	return 0;
+}
+
+static int clear_ambient(void)
+{
+	/* PR_CAP_AMBIENT exists since Linux 4.3; without it there is no ambient set. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+static int set_no_new_privs(void)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Started as a non-root uid: keep at most CAP_SYS_ADMIN, switch nothing. */
+static int drop_unprivileged(const char *user, const char *group)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	bool have_admin;
+	int r;
+
+	if (user) {
+		uid_t want_uid;
+		gid_t want_gid;
+
+		r = resolve(user, group, &want_uid, &want_gid);
+		if (r < 0)
+			return r;
+		if (want_uid != uid || want_gid != gid)
+			return fail(user, group, -EPERM,
+				    "already running as another unprivileged uid/gid");
+	}
+	if (capng_get_caps_process() < 0)
+		return fail(user, group, capng_errno(), "cannot read capabilities");
+	have_admin = capng_have_capability(CAPNG_PERMITTED, CAP_SYS_ADMIN);
+	r = set_caps(have_admin);
+	if (r < 0)
+		return fail(user, group, r, "cannot reduce capabilities");
+	r = clear_ambient();
+	if (r < 0)
+		return fail(user, group, r, "cannot clear the ambient capability set");
+	r = set_no_new_privs();
+	if (r < 0)
+		return fail(user, group, r, "cannot set no-new-privs");
+	log_debug("already running as uid %u gid %u (systemd User= with AmbientCapabilities=?), "
+		  "not switching user; kept %s", (unsigned int)uid, (unsigned int)gid,
+		  have_admin ? "CAP_SYS_ADMIN only" : "no capability (CAP_SYS_ADMIN missing)");
+	done.dropped = true;
+	done.switched = false;
+	done.bounding_set = false;
+	return 0;
+}
+
+int privs_drop(const char *user, const char *group)
+{
+	struct proc_status ps;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int r;
+
+	memset(&done, 0, sizeof(done));
+	if (geteuid() != 0)
+		return drop_unprivileged(user, group);
+
+	if (user) {
+		r = resolve(user, group, &uid, &gid);
+		if (r < 0)
+			return r;
+	}
+
+	/*
+	 * The bounding set first: dropping from it needs CAP_SETPCAP, which goes next. Skipped
+	 * when already reduced (CapabilityBoundingSet=CAP_SYS_ADMIN, no CAP_SETPCAP left).
+	 */
+	r = read_proc_status(&ps);
+	if (r < 0)
+		return fail(user, group, r, "cannot read /proc/self/status");
+	if (ps.cap_bnd & ~PRIVS_KEPT_CAPS) {
+		if (capng_get_caps_process() < 0)
+			return fail(user, group, capng_errno(), "cannot read capabilities");
+		capng_clear(CAPNG_SELECT_BOUNDS);
+		if (capng_update(CAPNG_ADD, CAPNG_BOUNDING_SET, CAP_SYS_ADMIN) < 0)
+			return fail(user, group, -EINVAL, "cannot build the bounding set");
+		errno = 0;
+		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
+			return fail(user, group, capng_errno(), "cannot reduce the bounding set");
+	}
+	r = clear_ambient();
+	if (r < 0)
+		return fail(user, group, r, "cannot clear the ambient capability set");
+
+	if (user) {
+		/*
+		 * Keep the permitted set across the uid change (prctl(2) PR_SET_KEEPCAPS);
+		 * setresuid() from 0 to non-zero clears it otherwise (capabilities(7)).
+		 */
+		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+			return fail(user, group, -errno, "cannot set keep-capabilities");
+		if (setgroups(1, &gid) < 0)
+			return fail(user, group, -errno, "cannot set supplementary groups");
+		if (setresgid(gid, gid, gid) < 0)
+			return fail(user, group, -errno, "cannot change gid");
+		if (setresuid(uid, uid, uid) < 0)
+			return fail(user, group, -errno, "cannot change uid");
+		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+			return fail(user, group, -errno, "cannot clear keep-capabilities");
+	}
+
+	r = set_caps(true);
+	if (r < 0)
+		return fail(user, group, r, "cannot reduce capabilities to CAP_SYS_ADMIN");
+	r = set_no_new_privs();
+	if (r < 0)
+		return fail(user, group, r, "cannot set no-new-privs");
+
+	done.dropped = true;
+	done.switched = user != NULL;
+	done.bounding_set = true;
+	done.want_uid = uid;
+	done.want_gid = gid;
+	return 0;
+}
+
+static int regained(const char *what)
+{
+	log_error("privilege drop did not hold: %s", what);
+	return -EPERM;
+}
+
+/* Try to add cap to the effective and permitted sets; true if the kernel allowed it. */
+static bool can_raise(unsigned int cap)
+{
+	if (capng_get_caps_process() < 0)
+		return false;
+	if (capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, cap) < 0)
+		return false;
+	return capng_apply(CAPNG_SELECT_CAPS) == 0;
+}
+
+static bool all_equal(const unsigned long v[4], unsigned long want)
+{
+	return v[0] == want && v[1] == want && v[2] == want && v[3] == want;
+}
+
+int privs_verify(void)
+{
+	struct proc_status ps;
+	int r;
+
+	if (getuid() != 0 || geteuid() != 0) {
+		if (setresuid(0, 0, 0) == 0)
+			return regained("setresuid(0, 0, 0) succeeded");
+		if (setresgid(0, 0, 0) == 0)
+			return regained("setresgid(0, 0, 0) succeeded");
+		if (setgroups(0, NULL) == 0)
+			return regained("setgroups() succeeded");
+	}
+	if (can_raise(CAP_SYS_RAWIO))
+		return regained("CAP_SYS_RAWIO could be raised");
+	if (can_raise(CAP_SETUID))
+		return regained("CAP_SETUID could be raised");
+	if (done.bounding_set && prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0) != 0)
+		return regained("CAP_SYS_RAWIO is still in the bounding set");
+
+	r = read_proc_status(&ps);
+	if (r < 0) {
+		log_error("cannot verify the privilege drop: /proc/self/status: %s", strerror(-r));
+		return r;
+	}
+	if ((ps.cap_eff | ps.cap_prm) & ~PRIVS_KEPT_CAPS)
+		return regained("capabilities other than CAP_SYS_ADMIN remain");
+	if (ps.cap_inh || ps.cap_amb)
+		return regained("inheritable or ambient capabilities remain");
+	if (done.bounding_set && (ps.cap_bnd & ~PRIVS_KEPT_CAPS))
+		return regained("the bounding set holds more than CAP_SYS_ADMIN");
+	if (ps.nnp != 1)
+		return regained("no-new-privs is not set");
+	if (done.switched &&
+	    (!all_equal(ps.uid, done.want_uid) || !all_equal(ps.gid, done.want_gid)))
+		return regained("uid or gid is not the target one");
+	return 0;
+}

@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "stats.h"
+#include "util.h"
+
+const char *const stats_fips_keys[FIPS_N_TESTS] = {
+	"monobit", "poker", "runs", "long-run", "continuous",
+};
+
+/* ---- writing ---- */
+
+static void json_decref_p(json_t **j)
+{
+	json_decref(*j);
+}
+
+static json_t *j_uint(uint64_t v)
+{
+	/* json_int_t is long long; counters never get near 2^63, but do not wrap if they do. */
+	return json_integer(v > (uint64_t)LLONG_MAX ? LLONG_MAX : (json_int_t)v);
+}
+
+static void format_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, len, "?");
+}
+
+static json_t *j_time(uint64_t ns)
+{
+	char buf[32];
+
+	if (ns == 0)
+		return json_null();
+	format_time(ns, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+static json_t *j_str(const char *s)
+{
+	/* json_string() refuses invalid UTF-8; an error text from a device must not lose all. */
+	return s ? json_stringn_nocheck(s, strlen(s)) : json_null();
+}
+
+/* Set key to a new reference; counts a failure in *bad instead of returning. */
+static void set(json_t *obj, const char *key, json_t *v, int *bad)
+{
+	if (!v || json_object_set_new(obj, key, v) < 0)
+		(*bad)++;
+}
+
+static json_t *source_to_json(const struct status_source *s)
+{
+	json_t *o = json_object(), *fips = json_object(), *ctr = json_object();
+	int bad = 0;
+
+	if (!o || !fips || !ctr) {
+		json_decref(o);
+		json_decref(fips);
+		json_decref(ctr);
+		return NULL;
+	}
+	set(o, "name", j_str(s->name ? s->name : "?"), &bad);
+	set(o, "state", j_str(s->state ? s->state : "?"), &bad);
+	set(o, "state_since", j_time(s->state_since), &bad);
+	set(o, "bytes_read", j_uint(s->bytes_read), &bad);
+	set(o, "blocks_tested", j_uint(s->blocks_tested), &bad);
+	set(o, "blocks_passed", j_uint(s->blocks_passed), &bad);
+	for (size_t i = 0; i < FIPS_N_TESTS; i++)
+		set(fips, stats_fips_keys[i], j_uint(s->fips_failures[i]), &bad);
+	set(o, "fips_failures", fips, &bad);
+	set(o, "bytes_fed", j_uint(s->bytes_fed), &bad);
+	set(o, "bits_credited", j_uint(s->bits_credited), &bad);
+	set(o, "last_error", j_str(s->last_error), &bad);
+	for (size_t i = 0; i < MIN(s->n_counters, (size_t)STATUS_MAX_COUNTERS); i++)
+		if (s->counters[i].name)
+			set(ctr, s->counters[i].name, j_uint(s->counters[i].value), &bad);
+	set(o, "counters", ctr, &bad);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *doc_to_json(const struct status_doc *doc)
+{
+	json_t *o = json_object(), *kernel = json_object(), *feed = json_object();
+	json_t *sources = json_array();
+	int bad = 0;
+
+	if (!o || !kernel || !feed || !sources) {
+		json_decref(o);
+		json_decref(kernel);
+		json_decref(feed);
+		json_decref(sources);
+		return NULL;
+	}
+	set(o, "version", json_integer(STATUS_FORMAT_VERSION), &bad);
+	set(o, "rngd_version", j_str(doc->rngd_version ? doc->rngd_version : PACKAGE_VERSION),
+	    &bad);
+	set(o, "pid", json_integer(doc->pid), &bad);
+	set(o, "started", j_time(doc->started), &bad);
+	set(o, "updated", j_time(doc->updated ? doc->updated : realtime_ns()), &bad);
+	set(kernel, "generation", j_str(doc->kernel_generation), &bad);
+	set(kernel, "crng_ready", json_boolean(doc->crng_ready), &bad);
+	set(o, "kernel", kernel, &bad);
+	set(feed, "feeds", j_uint(doc->feeds), &bad);
+	set(feed, "bytes_fed", j_uint(doc->bytes_fed), &bad);
+	set(feed, "bits_credited", j_uint(doc->bits_credited), &bad);
+	set(feed, "reseeds", j_uint(doc->reseeds), &bad);
+	set(feed, "last_feed", j_time(doc->last_feed), &bad);
+	set(o, "feed", feed, &bad);
+	for (size_t i = 0; i < doc->n_sources; i++) {
+		json_t *s = source_to_json(&doc->sources[i]);
+
+		if (!s || json_array_append_new(sources, s) < 0)
+			bad++;
+	}
+	set(o, "sources", sources, &bad);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* mkdir -p of dir with mode 0755, for the components that are missing. */
+static int mkdir_parents(const char *dir)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(p))
+		return -ENAMETOOLONG;
+	memcpy(p, dir, n + 1);
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*s = c;
+		if (c == '\0')
+			return 0;
+	}
+}
+
+/* The directory part of path into dir; false when path has none ("status.json", "/x"). */
+static bool parent_dir(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path || (size_t)(slash - path) >= size)
+		return false;
+	snprintf(dir, size, "%.*s", (int)(slash - path), path);
+	return true;
+}
+
+int stats_prepare_dir(const char *path, uid_t uid, gid_t gid)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int r;
+
+	if (!parent_dir(path, dir, sizeof(dir)))
+		return 0;
+	if (stat(dir, &st) == 0)
+		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (errno != ENOENT)
+		return -errno;
+	r = mkdir_parents(dir);
+	if (r < 0)
+		return r;
+	/* Readable by `rngd --status` whatever the daemon's umask (the unit sets 0077). */
+	if (chmod(dir, 0755) < 0)
+		return -errno;
+	if (uid != (uid_t)-1 && chown(dir, uid, gid) < 0)
+		return -errno;
+	return 0;
+}
+
+int stats_write_status(const char *path, const struct status_doc *doc)
+{
+	_cleanup_(json_decref_p) json_t *root = NULL;
+	_cleanup_(freep) char *text = NULL;
+	char tmp[PATH_MAX];
+	int fd, r;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
+	if (r < 0)
+		return r;
+
+	root = doc_to_json(doc);
+	if (!root)
+		return -ENOMEM;
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!text)
+		return -ENOMEM;
+
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* mkostemp() makes 0600; people run `rngd --status` without being the daemon's user. */
+	if (fchmod(fd, 0644) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = write_full(fd, text, strlen(text));
+	if (r == 0)
+		r = write_full(fd, "\n", 1);
+	if (r < 0)
+		goto fail;
+	if (fsync(fd) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return r;
+}
+
+/* ---- summaries ---- */
+
+static void format_size(uint64_t n, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)n;
+	size_t u = 0;
+
+	if (n < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", n);
+		return;
+	}
+	v /= 1024;
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+int stats_format_feed(const struct status_doc *doc, char *buf, size_t len)
+{
+	char last[32] = "never";
+
+	if (doc->last_feed)
+		format_time(doc->last_feed, last, sizeof(last));
+	return snprintf(buf, len,
+			"kernel %s, CRNG %s; fed %" PRIu64 " times, %" PRIu64
+			" bytes, %" PRIu64 " bits credited, %" PRIu64 " reseeds, last feed %s",
+			doc->kernel_generation ? doc->kernel_generation : "?",
+			doc->crng_ready ? "ready" : "not ready", doc->feeds, doc->bytes_fed,
+			doc->bits_credited, doc->reseeds, last);
+}
+
+int stats_format_source(const struct status_source *s, char *buf, size_t len)
+{
+	char fips[160] = "";
+	size_t off = 0;
+
+	for (size_t i = 0; i < FIPS_N_TESTS; i++) {
+		int n = snprintf(fips + off, sizeof(fips) - off, "%s%s %" PRIu64, i ? ", " : "",
+				 stats_fips_keys[i], s->fips_failures[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(fips) - off)
+			break;
+		off += (size_t)n;
+	}
+	return snprintf(buf, len,
+			"%s, %" PRIu64 " bytes read, %" PRIu64 "/%" PRIu64
+			" blocks passed (failures: %s), %" PRIu64 " bytes fed, %" PRIu64
+			" bits credited%s%s%s",
+			s->state ? s->state : "?", s->bytes_read, s->blocks_passed,
+			s->blocks_tested, fips, s->bytes_fed, s->bits_credited,
+			s->last_error ? ", last error '" : "", s->last_error ? s->last_error : "",
+			s->last_error ? "'" : "");
+}
+
+int stats_format_summary(const struct status_doc *doc, char *buf, size_t len)
+{
+	char line[512];
+	size_t total;
+	int n;
+
+	n = stats_format_feed(doc, buf, len);
+	if (n < 0)
+		return n;
+	total = (size_t)n;
+	for (size_t i = 0; i < doc->n_sources; i++) {
+		const struct status_source *s = &doc->sources[i];
+
+		n = stats_format_source(s, line, sizeof(line));
+		if (n < 0)
+			return n;
+		n = snprintf(total < len ? buf + total : NULL, total < len ? len - total : 0,
+			     "\n%s: %s", s->name ? s->name : "?", line);
+		if (n < 0)
+			return n;
+		total += (size_t)n;
+	}
+	return total > INT_MAX ? INT_MAX : (int)total;
+}
+
+static bool source_up(const struct status_source *s)
+{
+	return s->state && (strcmp(s->state, "running") == 0 || strcmp(s->state, "starting") == 0);
+}
+
+int stats_format_notify_status(const struct status_doc *doc, char *buf, size_t len)
+{
+	char fed[96], down[160] = "";
+	size_t up = 0, off = 0;
+
+	for (size_t i = 0; i < doc->n_sources; i++) {
+		const struct status_source *s = &doc->sources[i];
+		int n;
+
+		if (source_up(s)) {
+			up++;
+			continue;
+		}
+		if (off >= sizeof(down))
+			continue;
+		n = snprintf(down + off, sizeof(down) - off, "%s%s (%s)",
+			     off ? ", " : "; not running: ", s->name ? s->name : "?",
+			     s->state ? s->state : "?");
+		off = n < 0 ? sizeof(down) : off + (size_t)n;
+	}
+	if (doc->feeds && doc->last_feed) {
+		time_t t = (time_t)(doc->last_feed / NSEC_PER_SEC);
+		struct tm tm;
+		char when[16] = "?";
+
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		snprintf(fed, sizeof(fed), "fed %" PRIu64 " bytes in %" PRIu64 " feeds, last %s UTC",
+			 doc->bytes_fed, doc->feeds, when);
+	} else {
+		snprintf(fed, sizeof(fed), "nothing fed yet");
+	}
+	return snprintf(buf, len, "%zu/%zu sources up; %s%s", up, doc->n_sources, fed, down);
+}
+
+/* ---- reading (rngd --status) ---- */
+
+static uint64_t get_uint(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (uint64_t)json_integer_value(v)
+								 : 0;
+}
+
+static const char *get_str(const json_t *o, const char *key, const char *dflt)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) ? json_string_value(v) : dflt;
+}
+
+static void print_table(const json_t *root, FILE *out)
+{
+	const json_t *kernel = json_object_get(root, "kernel");
+	const json_t *feed = json_object_get(root, "feed");
+	const json_t *sources = json_object_get(root, "sources");
+	const json_t *s;
+	char read[32], fed[32], blocks[48];
+	int wname = 6, wstate = 5, wblocks = 13;
+	size_t i;
+
+	fprintf(out, "rngd %s, pid %" PRIu64 ", started %s, updated %s\n",
+		get_str(root, "rngd_version", "?"), get_uint(root, "pid"),
+		get_str(root, "started", "?"), get_str(root, "updated", "?"));
+	fprintf(out, "kernel: %s random driver, CRNG %s\n", get_str(kernel, "generation", "?"),
+		json_is_true(json_object_get(kernel, "crng_ready")) ? "ready" : "not ready");
+	format_size(get_uint(feed, "bytes_fed"), fed, sizeof(fed));
+	fprintf(out, "fed: %" PRIu64 " times, %s, %" PRIu64 " bits credited, %" PRIu64
+		     " reseeds, last %s\n",
+		get_uint(feed, "feeds"), fed, get_uint(feed, "bits_credited"),
+		get_uint(feed, "reseeds"), get_str(feed, "last_feed", "never"));
+
+	json_array_foreach(sources, i, s) {
+		wname = MAX(wname, (int)strlen(get_str(s, "name", "?")));
+		wstate = MAX(wstate, (int)strlen(get_str(s, "state", "?")));
+		snprintf(blocks, sizeof(blocks), "%" PRIu64 "/%" PRIu64,
+			 get_uint(s, "blocks_passed"), get_uint(s, "blocks_tested"));
+		wblocks = MAX(wblocks, (int)strlen(blocks));
+	}
+	fprintf(out, "\n%-*s  %-*s  %10s  %-*s  %10s  %12s  %s\n", wname, "SOURCE", wstate,
+		"STATE", "READ", wblocks, "PASSED/TESTED", "FED", "CREDITED", "LAST ERROR");
+	json_array_foreach(sources, i, s) {
+		format_size(get_uint(s, "bytes_read"), read, sizeof(read));
+		format_size(get_uint(s, "bytes_fed"), fed, sizeof(fed));
+		snprintf(blocks, sizeof(blocks), "%" PRIu64 "/%" PRIu64,
+			 get_uint(s, "blocks_passed"), get_uint(s, "blocks_tested"));
+		fprintf(out, "%-*s  %-*s  %10s  %-*s  %10s  %7" PRIu64 " bits  %s\n", wname,
+			get_str(s, "name", "?"), wstate, get_str(s, "state", "?"), read, wblocks,
+			blocks, fed, get_uint(s, "bits_credited"), get_str(s, "last_error", "-"));
+	}
+	if (json_array_size(sources) == 0)
+		fprintf(out, "(no sources)\n");
+}
+
+int stats_print_status(const char *path, bool json, FILE *out)
+{
+	_cleanup_(json_decref_p) json_t *root = NULL;
+	json_error_t err;
+	json_t *version;
+	FILE *f;
+	int r;
+
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		log_error("cannot read status file '%s': %s%s", path, strerror(-r),
+			  r == -ENOENT ? " (is rngd running?)" : "");
+		return r;
+	}
+	root = json_loadf(f, 0, &err);
+	fclose(f);
+	if (!root) {
+		log_error("status file '%s' is not valid JSON: line %d column %d: %s", path,
+			  err.line, err.column, err.text);
+		return -EBADMSG;
+	}
+	version = json_object_get(root, "version");
+	if (!json_is_object(root) || !json_is_integer(version)) {
+		log_error("'%s' is not an rngd status document (no \"version\")", path);
+		return -EBADMSG;
+	}
+	if (json) {
+		if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
+		    fputc('\n', out) == EOF)
+			return -EIO;
+		return 0;
+	}
+	if (json_integer_value(version) != STATUS_FORMAT_VERSION) {
+		log_error("status file '%s' has format version %lld; this rngd reads version %d "
+			  "(use --json)", path, (long long)json_integer_value(version),
+			  STATUS_FORMAT_VERSION);
+		return -EPROTONOSUPPORT;
+	}
+	print_table(root, out);
+	return ferror(out) ? -EIO : 0;
+}
