@@ -80,22 +80,35 @@ static uint64_t tick_period(const struct daemon *d)
 		p = MIN(p, d->conf.status_interval * NSEC_PER_SEC);
 	if (d->conf.stats_interval)
 		p = MIN(p, d->conf.stats_interval * NSEC_PER_SEC);
+	if (d->notify)	/* STATUS= changes are flushed at most once a second */
+		p = MIN(p, NSEC_PER_SEC);
 	if (d->watchdog_ns)
 		p = MIN(p, MAX(d->watchdog_ns / 4, 10 * NSEC_PER_MSEC));
-	if (!d->ready_sent && notify_enabled())
+	if (!d->ready_sent && d->mode == DAEMON_FEED)
 		p = MIN(p, 250 * NSEC_PER_MSEC);
 	return p == UINT64_MAX ? 0 : p;
 }
 
+/* Per-source arrays: credit remainders, and what one gather took from each source. */
 static int setup_credit(struct daemon *d)
 {
 	size_t n = source_set_size(d->set);
 	uint64_t *rem = calloc(n ? n : 1, sizeof(*rem));
+	uint64_t *bits = calloc(n ? n : 1, sizeof(*bits));
+	size_t *got = calloc(n ? n : 1, sizeof(*got));
 
-	if (!rem)
+	if (!rem || !bits || !got) {
+		free(rem);
+		free(bits);
+		free(got);
 		return -ENOMEM;
+	}
 	free(d->credit_rem);
+	free(d->take_bits);
+	free(d->take_got);
 	d->credit_rem = rem;
+	d->take_bits = bits;
+	d->take_got = got;
 	d->n_credit_rem = n;
 	return 0;
 }
@@ -191,7 +204,14 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	conf_free(&d->conf);
 	d->conf = *conf;
 	setup_policy(d, false);
-	d->watchdog_ns = notify_watchdog_usec() * NSEC_PER_USEC;
+	notify_init();
+	d->notify = getenv("NOTIFY_SOCKET") != NULL;
+	{
+		uint64_t usec = 0;
+
+		if (notify_watchdog_usec(&usec) > 0)
+			d->watchdog_ns = usec * NSEC_PER_USEC;
+	}
 	return 0;
 fail:
 	/* conf and set stay the caller's; d holds only its defaults and descriptors. */
@@ -267,16 +287,15 @@ static size_t gather(struct daemon *d, size_t n, uint64_t now, size_t *got, uint
 /* Feed n bytes (as far as the sources have them). Returns bytes fed or -errno. */
 static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 {
-	size_t count = source_set_size(d->set), total = 0;
-	size_t got[count ? count : 1];
-	uint64_t bits[count ? count : 1];
+	size_t count = source_set_size(d->set), total = 0, *got = d->take_got;
+	uint64_t *bits = d->take_bits;
 
 	while (total < n) {
 		size_t chunk = MIN(n - total, d->buf_size), k;
 		uint64_t credit;
 		int r;
 
-		memset(got, 0, sizeof(got));
+		memset(got, 0, count * sizeof(*got));
 		k = gather(d, chunk, now, got, bits, &credit);
 		if (k == 0)
 			break;
@@ -374,24 +393,121 @@ static int feed_cycle(struct daemon *d)
 	return 0;
 }
 
+/*
+ * A snapshot of everything for the status file, STATUS= and the statistics lines. The
+ * arrays are allocated per call (at most about once a second); NULL when out of memory.
+ */
+struct snapshot {
+	struct status_doc doc;
+	struct status_source *src;
+	struct source_stats *st;
+};
+
+static void snapshot_free(struct snapshot *s)
+{
+	free(s->src);
+	free(s->st);
+}
+
+static int snapshot_take(struct daemon *d, struct snapshot *s)
+{
+	size_t n = source_set_size(d->set);
+
+	memset(s, 0, sizeof(*s));
+	s->src = calloc(n ? n : 1, sizeof(*s->src));
+	s->st = calloc(n ? n : 1, sizeof(*s->st));
+	if (!s->src || !s->st) {
+		snapshot_free(s);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct source *src = source_set_get(d->set, i);
+		struct source_stats *st = &s->st[i];
+		struct status_source *ss = &s->src[i];
+
+		source_get_stats(src, st);
+		ss->name = source_name(src);
+		ss->state = source_state_name(st->state);
+		ss->state_since = st->state_since;
+		ss->bytes_read = st->bytes_read;
+		ss->blocks_tested = st->blocks_tested;
+		ss->blocks_passed = st->blocks_passed;
+		memcpy(ss->fips_failures, st->fips_failures, sizeof(ss->fips_failures));
+		ss->bytes_fed = st->bytes_fed;
+		ss->bits_credited = st->bits_credited;
+		ss->last_error = st->last_error_text[0] ? st->last_error_text : NULL;
+		ss->n_counters = MIN(st->n_counters, (size_t)STATUS_MAX_COUNTERS);
+		for (size_t k = 0; k < ss->n_counters; k++) {
+			ss->counters[k].name = st->counter_names[k];
+			ss->counters[k].value = st->counters[k];
+		}
+	}
+	s->doc = (struct status_doc){
+		.rngd_version = PACKAGE_VERSION,
+		.pid = getpid(),
+		.started = d->c.started,
+		.kernel_generation = d->sink_open && d->sink.gen == KERNEL_LEGACY ? "legacy"
+										  : "modern",
+		.crng_ready = d->crng_ready,
+		.feeds = d->c.feeds,
+		.bytes_fed = d->c.bytes_fed,
+		.bits_credited = d->c.bits_credited,
+		.reseeds = d->c.reseeds,
+		.last_feed = d->c.last_feed,
+		.n_sources = n,
+		.sources = s->src,
+	};
+	return 0;
+}
+
+/* SIGUSR1 and stats-interval: one line for the feed, one per source. */
 static void stats_line(struct daemon *d)
 {
-	for (size_t i = 0; i < source_set_size(d->set); i++) {
-		struct source *src = source_set_get(d->set, i);
-		struct source_stats s;
+	struct snapshot s;
+	char line[512];
 
-		source_get_stats(src, &s);
-		log_full(LOG_INFO, source_name(src), "statistics", NULL,
-			 "%s; read %" PRIu64 " bytes; blocks %" PRIu64 " passed, %" PRIu64
-			 " failed; fed %" PRIu64 " bytes, %" PRIu64 " bits credited",
-			 source_state_name(s.state), s.bytes_read, s.blocks_passed,
-			 s.blocks_tested - s.blocks_passed, s.bytes_fed, s.bits_credited);
+	if (snapshot_take(d, &s) < 0)
+		return;
+	if (d->mode != DAEMON_TEST) {
+		stats_format_feed(&s.doc, line, sizeof(line));
+		log_full(LOG_INFO, NULL, "statistics", NULL, "%s", line);
 	}
-	if (d->mode != DAEMON_TEST)
-		log_full(LOG_INFO, NULL, "statistics", NULL,
-			 "%" PRIu64 " feeds, %" PRIu64 " bytes, %" PRIu64 " bits credited, %" PRIu64
-			 " reseeds",
-			 d->c.feeds, d->c.bytes_fed, d->c.bits_credited, d->c.reseeds);
+	for (size_t i = 0; i < s.doc.n_sources; i++) {
+		stats_format_source(&s.src[i], line, sizeof(line));
+		log_full(LOG_INFO, s.src[i].name, "statistics", NULL, "%s", line);
+	}
+	snapshot_free(&s);
+}
+
+/* STATUS= for systemd (sent only on change, at most once a second) and the status file
+ * (every status-interval, or now when forced). */
+static void update_status(struct daemon *d, bool force_file)
+{
+	uint64_t now = now_ns();
+	bool file_due = d->conf.status_file &&
+			(force_file || (d->conf.status_interval && now >= d->next_status_ns));
+	struct snapshot s;
+	char text[512];
+	int r;
+
+	if (!d->notify && !file_due)
+		return;
+	if (snapshot_take(d, &s) < 0)
+		return;
+	if (d->notify) {
+		stats_format_notify_status(&s.doc, text, sizeof(text));
+		notify_status(now, "%s", text);
+		notify_status_flush(now);
+	}
+	if (file_due) {
+		r = stats_write_status(d->conf.status_file, &s.doc);
+		if (r < 0 && !d->status_error_logged)
+			log_warning("cannot write the status file '%s': %s, ignoring",
+				    d->conf.status_file, strerror(-r));
+		d->status_error_logged = r < 0;
+		d->next_status_ns = now + d->conf.status_interval * NSEC_PER_SEC;
+	}
+	snapshot_free(&s);
 }
 
 static void test_rate_line(struct daemon *d, bool final)
@@ -432,8 +548,6 @@ static bool all_healthy(struct daemon *d, uint64_t now)
 	return true;
 }
 
-static void update_status(struct daemon *d, bool force_file);
-
 static void tick(struct daemon *d)
 {
 	uint64_t now = now_ns();
@@ -445,13 +559,17 @@ static void tick(struct daemon *d)
 		d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
 	}
 	if (!d->ready_sent && now >= d->ready_deadline_ns && d->mode == DAEMON_FEED) {
-		notify_status_now("Ready: nothing fed yet (no tested block within %" PRIu64 " s)",
-				  d->conf.ready_timeout);
+		/* Start-up budget spent: say ready anyway, and why nothing was fed. */
+		notify_status(now, "nothing fed yet: no tested block within %" PRIu64 " s",
+			      d->conf.ready_timeout);
+		notify_status_flush(now);
 		notify_ready();
 		d->ready_sent = true;
 	}
-	if (d->watchdog_ns && all_healthy(d, now))
-		notify_watchdog();
+	if (d->watchdog_ns && now >= d->next_watchdog_ns) {
+		notify_watchdog(all_healthy(d, now));
+		d->next_watchdog_ns = now + d->watchdog_ns / 2;
+	}
 	update_status(d, false);
 	if (tick_period(d) != d->tick_ns)
 		reset_tick(d);
@@ -587,7 +705,7 @@ int daemon_run(struct daemon *d)
 				log_info("every source has ended; stopping");
 				break;
 			}
-			log_full(LOG_ERR, NULL, "no-source", SOURCE_MSGID_NO_SOURCE,
+			log_full(LOG_ERR, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE,
 				 "no entropy source left");
 			r = -ENOENT;
 			break;
@@ -621,6 +739,10 @@ void daemon_fini(struct daemon *d)
 	free(d->buf);
 	d->buf = NULL;
 	free(d->credit_rem);
+	free(d->take_bits);
+	free(d->take_got);
 	d->credit_rem = NULL;
+	d->take_bits = NULL;
+	d->take_got = NULL;
 	conf_free(&d->conf);
 }

@@ -48,9 +48,13 @@ struct daemon {
 	struct feed_policy policy;
 	bool crng_ready;
 	bool ready_sent;
+	bool notify;		/* NOTIFY_SOCKET is set */
+	bool status_error_logged;
 	int sig_fd, wake_fd, timer_fd, tick_fd;
 	uint64_t tick_ns;	/* tick period, 0 = off */
 	uint64_t *credit_rem;	/* per source, 1/1024 bit */
+	uint64_t *take_bits;	/* per source, scratch for one feed */
+	size_t *take_got;
 	size_t n_credit_rem;
 	uint8_t *buf;
 	size_t buf_size;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,10 +136,14 @@ static void usage(FILE *f)
 		"77 not permitted (no CAP_SYS_ADMIN), 78 bad configuration.\n");
 }
 
-static void usage_error(const char *fmt, const char *arg)
+static void _printf_(1, 2) usage_error(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "rngd: ");
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nTry 'rngd --help' for more information.\n");
 	exit(EXIT_USAGE);
 }
@@ -550,7 +555,7 @@ int main(int argc, char **argv)
 	/* conf and set belong to d from here on. */
 	usable = source_set_init(d.set);
 	if (usable <= 0) {
-		log_full(LOG_ERR, NULL, "no-source", SOURCE_MSGID_NO_SOURCE,
+		log_full(LOG_ERR, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE,
 			 "no usable entropy source; 'rngd -l' tells why");
 		ret = EXIT_NO_SOURCE;
 		goto out_daemon;
@@ -569,12 +574,33 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* Every device, sysfs file and MSR is open: drop what is not needed from here on. */
-	r = privs_drop(d.conf.user, d.conf.group);
+	/*
+	 * Every device, sysfs file and MSR is open: drop what is not needed from here on,
+	 * before any thread starts (capabilities are per thread). The status directory goes to
+	 * the new user first so that the status file can still be replaced.
+	 */
+	if (d.conf.user && d.conf.status_file) {
+		uid_t uid;
+		gid_t gid;
+
+		r = privs_lookup(d.conf.user, d.conf.group, &uid, &gid);
+		if (r >= 0) {
+			r = stats_prepare_dir(d.conf.status_file, uid, gid);
+			if (r < 0)
+				log_warning("cannot prepare the directory of '%s': %s, ignoring",
+					    d.conf.status_file, strerror(-r));
+			r = 0;
+		}
+	} else {
+		r = 0;
+	}
+	if (r >= 0)
+		r = privs_drop(d.conf.user, d.conf.group);
 	if (r >= 0)
 		r = privs_verify();
 	if (r < 0) {
-		ret = r == -EPERM ? EXIT_NO_PERM : EXIT_RUNTIME;
+		ret = r == -EPERM ? EXIT_NO_PERM : r == -ENOENT || r == -EINVAL ? EXIT_CONFIG
+										   : EXIT_RUNTIME;
 		report_start(&report_fd, (unsigned char)ret);
 		goto out_daemon;
 	}
@@ -587,6 +613,8 @@ int main(int argc, char **argv)
 	report_start(&report_fd, 0);
 
 	r = daemon_run(&d);
+	if (d.conf.status_file)
+		unlink(d.conf.status_file);
 	ret = r == -EPERM ? EXIT_NO_PERM : r == -ENOENT ? EXIT_NO_SOURCE : r < 0 ? EXIT_RUNTIME : 0;
 
 out_daemon:

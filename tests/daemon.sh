@@ -111,13 +111,18 @@ test_kernel_sink() {
 		skip "real kernel sink: no readable /dev/hwrng to feed from"
 		return
 	fi
-	strace -f -e trace=ioctl -o "$T/strace" "$RNGD" -f -q -R 1 -s 64 &
-	local p=$!
-	pids+=("$p")
+	# strace -f prefixes each line with the traced PID; the daemon is the first one.
+	strace -f -e trace=execve,ioctl -o "$T/strace" "$RNGD" -f -q -R 1 -s 64 &
+	local st=$! p="" rc
+	pids+=("$st")
 	sleep 3.6
-	kill -TERM "$p"
-	wait "$p"
-	local rc=$?
+	p=$(awk 'NR == 1 {print $1}' "$T/strace")
+	if [ -z "$p" ] || ! kill -TERM "$p"; then
+		fail "real kernel sink: could not find the daemon's PID in the strace log"
+		return
+	fi
+	wait "$st"
+	rc=$(awk '/exited with/ {print $NF}' "$T/strace" | tail -1)
 	python3 - "$T/strace" <<'EOF' >"$T/sink.res"
 import re, sys
 adds = []
