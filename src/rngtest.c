@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -435,6 +436,9 @@ int main(int argc, char **argv)
 		fputc('\n', stderr);
 	}
 
+	/* A closed stdin is an input error; the signalfd must not take its place. */
+	if (fcntl(STDIN_FILENO, F_GETFD) < 0)
+		in.error = -errno;
 	in.sigfd = setup_signals();
 	if (in.sigfd < 0) {
 		fprintf(stderr, "rngtest: cannot set up signals: %s\n", strerror(-in.sigfd));
