@@ -34,8 +34,8 @@
 #define EXIT_OS 12
 
 struct speed {
-	uint64_t bits, ns;	/* totals, for the average */
-	double min, max;	/* slowest and fastest measurement, bits/s */
+	uint64_t bits, ns; /* totals, for the average */
+	double min, max;   /* slowest and fastest measurement, bits/s */
 	bool measured;
 };
 
@@ -46,9 +46,9 @@ struct stats {
 };
 
 struct opts {
-	uint64_t block_count;	/* 0: until end of input */
-	uint64_t block_stats;	/* 0: none */
-	uint64_t timed_stats;	/* seconds, 0: none */
+	uint64_t block_count; /* 0: until end of input */
+	uint64_t block_stats; /* 0: none */
+	uint64_t timed_stats; /* seconds, 0: none */
 	bool pipe;
 };
 
@@ -108,10 +108,11 @@ static void print_stats(const struct stats *st, const struct opts *o, uint64_t s
 
 static void print_version(FILE *f)
 {
-	fprintf(f, "rngtest (%s) %s\n"
-		   "License GPLv2+: GNU GPL version 2 or later <https://gnu.org/licenses/gpl.html>.\n"
-		   "This is free software: you are free to change and redistribute it.\n"
-		   "There is NO WARRANTY, to the extent permitted by law.\n",
+	fprintf(f,
+		"rngtest (%s) %s\n"
+		"License GPLv2+: GNU GPL version 2 or later <https://gnu.org/licenses/gpl.html>.\n"
+		"This is free software: you are free to change and redistribute it.\n"
+		"There is NO WARRANTY, to the extent permitted by law.\n",
 		PACKAGE_NAME, PACKAGE_VERSION);
 }
 
@@ -227,7 +228,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 struct input {
 	int fd, sigfd;
 	bool eof, interrupted;
-	int error;		/* -errno of a failed read */
+	int error; /* -errno of a failed read */
 };
 
 /*

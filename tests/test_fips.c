@@ -47,10 +47,10 @@ static unsigned int rng_below(uint64_t *s, unsigned int n)
 
 struct ref {
 	unsigned int ones;
-	long long poker;		/* 16 * sum(f^2) - 25000000 */
-	unsigned int runs[2][6];	/* [bit][length 1..5, 6+] */
+	long long poker;	 /* 16 * sum(f^2) - 25000000 */
+	unsigned int runs[2][6]; /* [bit][length 1..5, 6+] */
 	unsigned int longest;
-	bool repeat;			/* two consecutive 32-bit words equal */
+	bool repeat; /* two consecutive 32-bit words equal */
 };
 
 static unsigned int bit_at(const uint8_t *b, unsigned int i)
@@ -173,8 +173,8 @@ static void expect_block(const uint8_t *block, unsigned int expected, const char
 /* ---- block builder: alternating runs with given counts per length ---- */
 
 struct spec {
-	unsigned int n[2][6];	/* runs of zeros [0] and ones [1], lengths 1..5 and 6+ */
-	int ones;		/* total ones wanted, or -1 for about half */
+	unsigned int n[2][6]; /* runs of zeros [0] and ones [1], lengths 1..5 and 6+ */
+	int ones;	      /* total ones wanted, or -1 for about half */
 };
 
 static void spec_base(struct spec *s)
@@ -251,8 +251,7 @@ static bool build_runs(const struct spec *s, uint64_t seed, uint8_t *out)
  * Build a block from s whose only failures (by the reference) are those in allowed;
  * tries shuffles until one does. Checks the block has exactly the runs of the spec.
  */
-static void build_clean(const struct spec *s, unsigned int allowed, uint8_t *out,
-			const char *what)
+static void build_clean(const struct spec *s, unsigned int allowed, uint8_t *out, const char *what)
 {
 	for (uint64_t seed = 1; seed < 200; seed++) {
 		struct ref r;
@@ -283,8 +282,8 @@ static void test_monobit(void **state)
 		int ones;
 		unsigned int expected;
 	} cases[] = {
-		{ 9725, FIPS_MONOBIT }, { 9726, 0 }, { 10000, 0 },
-		{ 10274, 0 }, { 10275, FIPS_MONOBIT },
+		{ 9725, FIPS_MONOBIT },	 { 9726, 0 }, { 10000, 0 }, { 10274, 0 },
+		{ 10275, FIPS_MONOBIT },
 	};
 	uint8_t block[FIPS_BLOCK_BYTES];
 	char what[64];
@@ -386,8 +385,9 @@ static void test_poker(void **state)
 		long long x;
 		unsigned int expected;
 	} cases[] = {
-		{ 10784, FIPS_POKER }, { 10816, 0 }, { 230848, 0 }, { 230880, FIPS_POKER },
-		{ 64, FIPS_POKER }, { 100000, 0 }, { 400000, FIPS_POKER },
+		{ 10784, FIPS_POKER },	{ 10816, 0 },	    { 230848, 0 },
+		{ 230880, FIPS_POKER }, { 64, FIPS_POKER }, { 100000, 0 },
+		{ 400000, FIPS_POKER },
 	};
 	uint8_t block[FIPS_BLOCK_BYTES];
 	char what[64];
@@ -430,7 +430,8 @@ static bool spec_runs(struct spec *s, unsigned int v, unsigned int k, unsigned i
 		room = delta > 0 ? (int)s->n[v][j] - (int)run_lo[j] - 10
 				 : (int)run_hi[j] - 10 - (int)s->n[v][j];
 		d = MIN(room, abs(delta));
-		s->n[v][j] = delta > 0 ? s->n[v][j] - (unsigned int)d : s->n[v][j] + (unsigned int)d;
+		s->n[v][j] =
+			delta > 0 ? s->n[v][j] - (unsigned int)d : s->n[v][j] + (unsigned int)d;
 		delta += delta > 0 ? -d : d;
 	}
 	return delta == 0;
@@ -451,8 +452,9 @@ static void test_runs(void **state)
 					bool inside = count >= run_lo[k] && count <= run_hi[k];
 					struct spec s;
 
-					snprintf(what, sizeof(what), "%u runs of %ss of length %u%s",
-						 count, v ? "one" : "zero", k + 1, k == 5 ? "+" : "");
+					snprintf(what, sizeof(what),
+						 "%u runs of %ss of length %u%s", count,
+						 v ? "one" : "zero", k + 1, k == 5 ? "+" : "");
 					assert_true(spec_runs(&s, v, k, count));
 					build_clean(&s, FIPS_RUNS, block, what);
 					expect_block(block, inside ? 0 : FIPS_RUNS, what);
@@ -513,7 +515,7 @@ static void clean_block(uint8_t *block, uint64_t seed)
 static void test_continuous(void **state)
 {
 	uint8_t a[FIPS_BLOCK_BYTES], b[FIPS_BLOCK_BYTES], seed[4];
-	static const size_t words[] = { 0, 1, 311, 312, 623 };	/* word i copied to i + 1 */
+	static const size_t words[] = { 0, 1, 311, 312, 623 }; /* word i copied to i + 1 */
 	struct fips_ctx ctx;
 	char what[64];
 
