@@ -297,6 +297,12 @@ static int setup_signals(void)
 	sigaddset(&mask, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return -errno;
+	/*
+	 * A shell starts background jobs with SIGINT ignored, and an ignored signal never
+	 * reaches the signalfd; rng-tools' rngtest catches it regardless, so do we.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	return fd < 0 ? -errno : fd;
 }

@@ -227,26 +227,29 @@ grep -q -x 'rngtest: entropy source drained' err || fail "short last block: drai
 [ "$(line err 'rngtest: FIPS 140-2 successes: 1')" = 1 ] || fail "short last block: successes"
 ok "empty and short input"
 
-# ---- SIGINT: statistics, usual exit status ----
-mkfifo fifo
-"$R" -b 1 <fifo 2>err &
-rpid=$!
-pids="$rpid"
-exec 3>fifo
-cat g0 g1 g2 >&3 # seed + 2 blocks + 2496 bytes
-n=0
-while [ "$(grep -c successes err)" -lt 2 ] && [ $n -lt 200 ]; do
-	sleep 0.05
-	n=$((n + 1))
+# ---- SIGINT, SIGTERM: statistics, usual exit status ----
+for sig in INT TERM; do
+	rm -f fifo
+	mkfifo fifo
+	"$R" -b 1 <fifo 2>err &
+	rpid=$!
+	pids="$rpid"
+	exec 3>fifo
+	cat g0 g1 g2 >&3 # seed + 2 blocks + 2496 bytes
+	n=0
+	while [ "$(grep -c successes err)" -lt 2 ] && [ $n -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	kill -$sig "$rpid"
+	wait "$rpid"
+	rc=$?
+	pids=
+	exec 3>&-
+	[ $rc = 0 ] || fail "SIG$sig: exit status $rc"
+	[ "$(grep -c successes err)" = 3 ] || fail "SIG$sig: no final statistics"
+	grep -q 'Program run time' err && ok "SIG$sig" || fail "SIG$sig: statistics"
 done
-kill -INT "$rpid"
-wait "$rpid"
-rc=$?
-pids=
-exec 3>&-
-[ $rc = 0 ] || fail "SIGINT: exit status $rc"
-[ "$(grep -c successes err)" = 3 ] || fail "SIGINT: no final statistics"
-grep -q 'Program run time' err && ok "SIGINT" || fail "SIGINT: statistics"
 
 # ---- -t: statistics while waiting for input ----
 rm -f fifo
