@@ -100,13 +100,16 @@ if [ -n "$REF" ]; then
 	[ $rc = $rc_ref ] || fail "normal: exit status $rc, $REF $rc_ref"
 fi
 
-# ---- random input: same counts as rng-tools (its Runs count may be lower: known defect) ----
+# ---- random input: same counts as rng-tools ----
+# Except Runs and Poker: rng-tools5's Runs test miscounts the first run of each block and can
+# bump the poker count of nibble 15 (nhorman/rng-tools#105, fixed upstream by PR #106), which
+# flips about 2 verdicts in 100000 random blocks, both ways.
 if [ -n "$REF" ]; then
 	head -c $((4 + 2500 * 400 + 17)) /dev/urandom >rand
 	"$R" <rand 2>err
 	"$REF" <rand 2>ref_err
-	counts err | grep -v -e Runs -e successes -e failures >a
-	counts ref_err | grep -v -e Runs -e successes -e failures >b
+	counts err | grep -v -e Runs -e Poker -e successes -e failures >a
+	counts ref_err | grep -v -e Runs -e Poker -e successes -e failures >b
 	cmp -s a b && ok "random: same counts as $REF" || { fail "random: counts differ"; diff a b; }
 	sed 's/: [0-9]*$//' err >a
 	sed 's/: [0-9]*$//' ref_err >b
