@@ -80,7 +80,7 @@ static void usage(FILE *f)
 		DEFAULT_COUNT, DEFAULT_SAMPLES, DEFAULT_BUDGET);
 }
 
-static void die(int code, const char *fmt, ...)
+_printf_(2, 3) __attribute__((noreturn)) static void die(int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -115,7 +115,8 @@ static void parse_args(struct opts *o, int argc, char **argv)
 	};
 	int c;
 
-	*o = (struct opts){ .count = DEFAULT_COUNT, .samples = DEFAULT_SAMPLES,
+	*o = (struct opts){ .count = DEFAULT_COUNT,
+			    .samples = DEFAULT_SAMPLES,
 			    .budget = DEFAULT_BUDGET };
 	o->overrides = calloc((size_t)argc, sizeof(*o->overrides));
 	if (!o->overrides)
@@ -322,20 +323,22 @@ static void fit_budget(struct opts *o, struct source *src, uint8_t *buf)
 	t_count = BIG / rate;
 	t_sample = (SMALL + BIG) / rate;
 	if (!o->count_set)
-		o->count = fit(o->count, o->samples_set ? budget - (double)o->samples * t_sample :
-						budget / 2, t_count, 1);
+		o->count = fit(o->count,
+			       o->samples_set ? budget - (double)o->samples * t_sample : budget / 2,
+			       t_count, 1);
 	if (!o->samples_set)
-		o->samples = fit(o->samples, o->count_set ? budget - (double)o->count * t_count :
-						   budget / 2, t_sample, 2);
+		o->samples = fit(o->samples,
+				 o->count_set ? budget - (double)o->count * t_count : budget / 2,
+				 t_sample, 2);
 	if (o->count == count && o->samples == samples)
 		return;
 	fprintf(stderr,
-		PROG ": %s gives about %.0f bytes/s: reduced to 10240x%llu and %llu samples "
+		"%s: %s gives about %.0f bytes/s: reduced to 10240x%llu and %llu samples "
 		"(from 10240x%llu and %llu) to finish in about %llu s; --count/--samples "
 		"override\n",
-		source_arg, rate, (unsigned long long)o->count, (unsigned long long)o->samples,
-		(unsigned long long)count, (unsigned long long)samples,
-		(unsigned long long)o->budget);
+		PROG, source_arg, rate, (unsigned long long)o->count,
+		(unsigned long long)o->samples, (unsigned long long)count,
+		(unsigned long long)samples, (unsigned long long)o->budget);
 }
 
 /* Rounded to the nearest microsecond, as whole numbers like seed 000's table. */
@@ -412,8 +415,10 @@ int main(int argc, char **argv)
 
 		if (src) {
 			source_get_stats(src, &st);
-			why = st.last_error_text[0] ? st.last_error_text :
-			      r < 0 ? strerror(-r) : "unknown reason";
+			if (st.last_error_text[0])
+				why = st.last_error_text;
+			else
+				why = r < 0 ? strerror(-r) : "unknown reason";
 		}
 		die(EXIT_UNAVAILABLE, "%s: not available: %s", o.source, why);
 	}
@@ -435,7 +440,10 @@ int main(int argc, char **argv)
 	printf("  Maximum throughput for %dx%llu test:\n", BIG, (unsigned long long)o.count);
 	kbits = (double)o.count * BIG * 8 / 1024 / ((double)(total ? total : 1) / 1e9);
 	/* Six significant digits as seed 000 ("7519.05"), never an exponent. */
-	printf(kbits < 1e6 ? "    Kbits / sec: %g\n" : "    Kbits / sec: %.0f\n", kbits);
+	if (kbits < 1e6)
+		printf("    Kbits / sec: %g\n", kbits);
+	else
+		printf("    Kbits / sec: %.0f\n", kbits);
 	fflush(stdout);
 	report_times(src, buf, SMALL, o.samples);
 	report_times(src, buf, BIG, o.samples);
