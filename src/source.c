@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1015,6 +1016,22 @@ static int fill(struct source *src, uint8_t *buf, size_t n)
 		dry = MIN(dry * 2, SOURCE_DRY_MAX_NS);
 	}
 	return 0;
+}
+
+ssize_t source_read_once(struct source *src, void *buf, size_t n)
+{
+	int r;
+
+	if (src->thread_started)
+		return -EBUSY;
+	if (!src->opened)
+		return -EBADF;
+	if (n > SSIZE_MAX)
+		return -EINVAL;
+	/* A source stopped before keeps its stop flag; no thread runs now. */
+	atomic_store(&src->stop, false);
+	r = fill(src, buf, n);
+	return r < 0 ? r : (ssize_t)n;
 }
 
 static struct block *wait_slot(struct source *src)

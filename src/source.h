@@ -229,6 +229,17 @@ int source_set_list(struct source_set *set, FILE *f);
 int source_set_init(struct source_set *set);
 
 /*
+ * Read exactly n bytes from an opened source (source_set_init succeeded for it) on the
+ * calling thread, straight from its driver: no FIPS tests, no ring. Short reads are
+ * repeated; a read that returns 0 (nothing now) is followed by the framework's dry-spell
+ * wait (SOURCE_DRY_MIN_NS doubling to SOURCE_DRY_MAX_NS). For benchmarks and tools.
+ * Returns n, -EBUSY while the source's reader thread runs, -EBADF when the source is not
+ * opened, -EINVAL when n > SSIZE_MAX, or the driver's -errno (-ENODATA at the end of a
+ * regular file); on error the bytes already read are lost.
+ */
+ssize_t source_read_once(struct source *src, void *buf, size_t n);
+
+/*
  * Start one reader thread per usable source. Each thread writes 1 to wake_fd (an eventfd)
  * whenever it publishes a block or changes state. Signals stay blocked in the threads,
  * except the private one used to interrupt reads. 0 or -errno.

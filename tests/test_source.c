@@ -17,6 +17,7 @@ const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -899,6 +900,88 @@ static void test_take_partial_and_max_age(void **state)
 	unlink(tmp_path("take"));
 }
 
+/* ---- source_read_once ---- */
+
+struct chunked_writer {
+	const char *path;
+	const uint8_t *data;
+	size_t first, len;
+};
+
+/* Writes data to the FIFO in two parts with a pause between, so the reader sees short reads. */
+static void *chunked_writer_main(void *arg)
+{
+	struct chunked_writer *w = arg;
+	int fd = open(w->path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return (void *)1;
+	if (write_full(fd, w->data, w->first) < 0)
+		return (void *)1;
+	usleep(30000);
+	if (write_full(fd, w->data + w->first, w->len - w->first) < 0)
+		return (void *)1;
+	close(fd);
+	return NULL;
+}
+
+static void test_read_once(void **state)
+{
+	uint8_t in[1000], got[1000];
+	struct chunked_writer w = { .data = in, .first = 60, .len = 200 };
+	struct source_set *set;
+	struct source *src;
+	pthread_t th;
+	void *ret;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	assert_true(efd >= 0);
+	/* All zero: no FIPS test stands between the driver and the caller. */
+	memset(in, 0, sizeof(in));
+	write_file(tmp_path("once"), in, sizeof(in));
+	set = one_file_set(tmp_path("once"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_read_once(src, got, 1), -EBADF); /* not opened */
+	assert_int_equal(source_set_init(set), 1);
+	memset(got, 0xaa, sizeof(got));
+	assert_int_equal(source_read_once(src, got, 10), 10);
+	assert_int_equal(source_read_once(src, got + 10, 990), 990);
+	assert_memory_equal(got, in, sizeof(in));
+	assert_int_equal(source_read_once(src, got, 1), -ENODATA);
+	source_set_free(set);
+
+	/* Running: the reader thread owns the driver. */
+	write_file(tmp_path("once"), in, sizeof(in));
+	set = one_file_set(tmp_path("once"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	assert_int_equal(source_read_once(src, got, 1), -EBUSY);
+	source_set_stop(set);
+	assert_int_not_equal(source_read_once(src, got, 1), -EBUSY);
+	source_set_free(set);
+	unlink(tmp_path("once"));
+
+	/* A FIFO: no writer yet (dry, 0), then a short read, then the rest. */
+	random_bytes(in, w.len);
+	assert_int_equal(mkfifo(tmp_path("once-fifo"), 0600), 0);
+	w.path = tmp_path("once-fifo");
+	set = one_file_set(w.path);
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(pthread_create(&th, NULL, chunked_writer_main, &w), 0);
+	assert_int_equal(source_read_once(src, got, w.len), (ssize_t)w.len);
+	assert_int_equal(pthread_join(th, &ret), 0);
+	assert_null(ret);
+	assert_memory_equal(got, in, w.len);
+	assert_true(source_read_once(src, got, 0) == 0);
+	source_set_free(set);
+	unlink(w.path);
+	wipe(in, sizeof(in));
+	wipe(got, sizeof(got));
+	close(efd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -917,6 +1000,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_writer_comes_and_goes),
 		cmocka_unit_test(test_backoff_on_failures),
 		cmocka_unit_test(test_take_partial_and_max_age),
+		cmocka_unit_test(test_read_once),
 	};
 
 	log_setup(LOG_DEBUG, LOG_TARGET_STDERR);
