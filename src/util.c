@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -156,6 +158,33 @@ int write_text_file(const char *path, const char *value)
 	}
 	free(line);
 	return r;
+}
+
+const char *kernel_random_device(const struct stat *st)
+{
+	if (!S_ISCHR(st->st_mode) || major(st->st_rdev) != 1)
+		return NULL;
+	if (minor(st->st_rdev) == 8)
+		return "/dev/random";
+	if (minor(st->st_rdev) == 9)
+		return "/dev/urandom";
+	return NULL;
+}
+
+const char *kernel_random_path(const char *path)
+{
+	static const char *const names[] = { "/dev/random", "/dev/urandom" };
+	char *real = realpath(path, NULL);
+	const char *name = NULL;
+	struct stat st;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names) && !name; i++)
+		if (strcmp(path, names[i]) == 0 || (real && strcmp(real, names[i]) == 0))
+			name = names[i];
+	free(real);
+	if (!name && stat(path, &st) == 0)
+		name = kernel_random_device(&st);
+	return name;
 }
 
 void wipe(void *p, size_t n)

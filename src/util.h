@@ -54,6 +54,19 @@ ssize_t read_text_file(const char *path, char *buf, size_t size);
 /* Write value followed by a newline to path in one write(). 0 or -errno. */
 int write_text_file(const char *path, const char *value);
 
+/*
+ * The kernel's own random device that st is (char 1:8 "/dev/random", 1:9 "/dev/urandom",
+ * Documentation/admin-guide/devices.txt), else NULL.
+ */
+struct stat;
+const char *kernel_random_device(const struct stat *st);
+/*
+ * Same for a path, by its resolved name and by its device number (symlinks and other
+ * device nodes included). Feeding the kernel its own output back as entropy is the defect
+ * of peers.md §1.4.9; sources refuse such paths.
+ */
+const char *kernel_random_path(const char *path);
+
 /* Wipe memory that held entropy; the compiler may not drop it. */
 void wipe(void *p, size_t n);
 

@@ -122,7 +122,7 @@ test_kernel_sink() {
 		return
 	fi
 	wait "$st"
-	rc=$(awk '/exited with/ {print $NF}' "$T/strace" | tail -1)
+	rc=$(awk '/exited with/ {print $(NF-1)}' "$T/strace" | tail -1)
 	python3 - "$T/strace" <<'EOF' >"$T/sink.res"
 import re, sys
 adds = []
@@ -209,7 +209,7 @@ test_signals() {
 	kill "$holder" 2>/dev/null
 	if [ $rc -ne 0 ]; then
 		fail "signals: exit $rc after TERM"
-	elif ! grep -q "statistics\|read .* bytes" "$T/sig.err"; then
+	elif ! grep -q "bytes read" "$T/sig.err"; then
 		fail "signals: USR1 logged no statistics: $(head -5 "$T/sig.err")"
 	elif ! grep -q "no-such-key" "$T/sig.err"; then
 		fail "signals: the bad reload was not reported"

@@ -30,57 +30,27 @@ struct file_priv {
 	bool regular;
 };
 
-/* /dev/random is char 1:8, /dev/urandom 1:9 (Documentation/admin-guide/devices.txt). */
-static const char *kernel_random_name(const struct stat *st)
-{
-	if (!S_ISCHR(st->st_mode))
-		return NULL;
-	if (st->st_rdev == makedev(1, 8))
-		return "/dev/random";
-	if (st->st_rdev == makedev(1, 9))
-		return "/dev/urandom";
-	return NULL;
-}
-
 static int refuse(const char *what, char *why, size_t len)
 {
 	snprintf(why, len, "refusing %s as a source: it is the kernel's own output", what);
 	return -EINVAL;
 }
 
-/* Feeding the kernel its own output back as entropy is the defect of peers.md §1.4.9. */
-static int check_not_kernel_random(const char *path, char *why, size_t len)
-{
-	char *real = realpath(path, NULL);
-	const char *name = NULL;
-	struct stat st;
-
-	if (real) {
-		if (strcmp(real, "/dev/random") == 0 || strcmp(real, "/dev/urandom") == 0)
-			name = strcmp(real, "/dev/random") == 0 ? "/dev/random" : "/dev/urandom";
-		free(real);
-	}
-	if (!name && stat(path, &st) == 0)
-		name = kernel_random_name(&st);
-	if (!name && (strcmp(path, "/dev/random") == 0 || strcmp(path, "/dev/urandom") == 0))
-		name = path;
-	return name ? refuse(name, why, len) : 0;
-}
-
 static int file_check(struct source *src, char *why, size_t len)
 {
-	const char *path = source_opt_str(src, "path");
+	const char *path = source_opt_str(src, "path"), *name;
 
 	if (!path) {
 		snprintf(why, len, "key 'path' is required");
 		return -EINVAL;
 	}
-	return check_not_kernel_random(path, why, len);
+	name = kernel_random_path(path);
+	return name ? refuse(name, why, len) : 0;
 }
 
 static int kind_ok(const char *path, const struct stat *st, char *why, size_t len)
 {
-	const char *name = kernel_random_name(st);
+	const char *name = kernel_random_device(st);
 
 	if (name)
 		return refuse(name, why, len);

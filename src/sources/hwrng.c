@@ -25,7 +25,8 @@
 #define HWRNG_MAJOR 10
 #define HWRNG_MINOR 183
 /* /dev/random and /dev/urandom are mem devices 1:8 and 1:9. */
-#define MEM_MAJOR 1
+/* Feeding the kernel its own output back as entropy is the defect of peers.md §1.4.9. */
+#define REFUSE_FMT "refusing %s: the kernel's random device is not an entropy source"
 
 #define NAME_SIZE 128
 #define LIST_SIZE 1024
@@ -62,11 +63,8 @@ static int classify(const char *path, const struct stat *st, bool *misc, char *w
 	if (*misc || S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
 		return 0;
 	if (S_ISCHR(st->st_mode)) {
-		if (major(st->st_rdev) == MEM_MAJOR &&
-		    (minor(st->st_rdev) == 8 || minor(st->st_rdev) == 9)) {
-			snprintf(why, len,
-				 "refusing %s: the kernel's random device is not an entropy source",
-				 path);
+		if (kernel_random_device(st)) {
+			snprintf(why, len, REFUSE_FMT, path);
 			return -EINVAL;
 		}
 		return 0;
@@ -376,6 +374,12 @@ fail:
 int hwrng_check(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
 {
 	const char *want = source_opt_str(src, "backend");
+	const char *device = source_opt_str(src, "device");
+
+	if (device && kernel_random_path(device)) {
+		snprintf(why, len, REFUSE_FMT, device);
+		return -EINVAL;
+	}
 
 	if (want && (is_none(want) || !backend_matches(p, want))) {
 		if (p->backend)
