@@ -701,13 +701,10 @@ int daemon_run(struct daemon *d)
 			break;
 		}
 		if (no_source_left(d) && fresh_available(d, now_ns()) == 0) {
-			if (d->mode == DAEMON_TEST || (d->sink_open && d->sink.output_mode)) {
-				log_info("every source has ended; stopping");
-				break;
-			}
-			log_full(LOG_ERR, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE,
-				 "no entropy source left");
-			r = -ENOENT;
+			/* The source framework has said why, once. */
+			if (d->mode != DAEMON_TEST && !(d->sink_open && d->sink.output_mode))
+				r = -ENOENT;
+			log_info("no source left; stopping");
 			break;
 		}
 		if (d->mode == DAEMON_ONCE && now_ns() > once_deadline) {

@@ -906,7 +906,7 @@ static void wake(struct source *src)
 
 static void check_none_left(struct source_set *set)
 {
-	bool any = false;
+	bool any = false, all_ended = true;
 
 	if (!set)
 		return;
@@ -914,17 +914,26 @@ static void check_none_left(struct source_set *set)
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *s = set->src[i];
 		enum source_state st;
+		int err;
 
 		pthread_mutex_lock(&s->lock);
 		st = s->st.state;
+		err = s->st.last_error;
 		pthread_mutex_unlock(&s->lock);
 		if (st == SOURCE_STARTING || st == SOURCE_RUNNING)
 			any = true;
+		if (st != SOURCE_ABSENT && !(st == SOURCE_FAILED && err == ENODATA))
+			all_ended = false;
 	}
 	if (!any && !set->none_left) {
 		set->none_left = true;
-		log_full(LOG_ERR, NULL, "no-source-left", SOURCE_MESSAGE_NO_SOURCE,
-			 "no entropy source is working");
+		/* Every input used up (files read to the end) is a normal finish, no alert. */
+		if (all_ended)
+			log_full(LOG_NOTICE, NULL, "no-source-left", NULL,
+				 "every source has reached its end");
+		else
+			log_full(LOG_ERR, NULL, "no-source-left", SOURCE_MESSAGE_NO_SOURCE,
+				 "no entropy source is working");
 	} else if (any) {
 		set->none_left = false;
 	}
@@ -973,8 +982,12 @@ static void set_state(struct source *src, enum source_state state, int err, cons
 		break;
 	case SOURCE_FAILED:
 		src->in_trouble = true;
-		log_full(LOG_ERR, src->name, "source-failed", SOURCE_MESSAGE_FAILED,
-			 "failed: %s; giving up until reload", text ? text : "unknown");
+		if (err == ENODATA)	/* a regular file read to its end */
+			log_full(LOG_NOTICE, src->name, "source-ended", NULL, "%s",
+				 text ? text : "end of file");
+		else
+			log_full(LOG_ERR, src->name, "source-failed", SOURCE_MESSAGE_FAILED,
+				 "failed: %s; giving up until reload", text ? text : "unknown");
 		check_none_left(src->set);
 		break;
 	default:
