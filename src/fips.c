@@ -67,7 +67,8 @@ static inline uint64_t load_be64(const uint8_t *p)
 /* Bits p+j of the stream (z, then zn), moved to position p, for each p of the word. */
 static inline uint64_t ahead(uint64_t z, uint64_t zn, unsigned int j)
 {
-	return (z << j) | (zn >> (64 - j));
+	/* A 128-bit shift, which compilers turn into one double-shift instruction. */
+	return (uint64_t)((((unsigned __int128)z << 64) | zn) >> (64 - j));
 }
 
 /* The block's i-th big-endian word; the last one holds TAIL_BYTES, zero-padded. */
@@ -130,94 +131,122 @@ static inline uint64_t zero_bytes(uint64_t w)
 }
 
 /*
- * Runs of ones (invert false) or of zeros (invert true) of the whole block, by length, into
- * ge[0..5] (>= 1 .. >= 6). Bits past the end of the block count as the opposite value, which
- * ends the last run where the block ends. One pass per value keeps the counters in registers.
+ * Add the runs of set bits of z to ge[0..5] (>= 1 .. >= 6). zn is the next word, pz the
+ * previous word's last bit (0 before the first word).
  */
-static inline __attribute__((always_inline)) void block_runs(const uint8_t *block, bool invert,
+static inline __attribute__((always_inline)) void chain_runs(uint64_t z, uint64_t zn, uint64_t pz,
 							     uint64_t ge[6])
 {
-	const uint64_t tail_mask = ~UINT64_C(0) << (64 - TAIL_BYTES * 8);
-	const uint64_t flip = invert ? ~UINT64_C(0) : 0;
-	uint64_t z = block_word(block, 0) ^ flip, zn, last, prev = 0;
-	uint64_t g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0;
+	uint64_t c = z & ~((z >> 1) | (pz << 63));
 
-	for (unsigned int i = 0; i < WORDS; i++) {
-		uint64_t c;
-
-		if (i < WORDS - 2) {
-			zn = load_be64(block + (i + 1) * 8) ^ flip;
-		} else if (i == WORDS - 2) {
-			last = block_word(block, WORDS - 1);
-			zn = (last ^ flip) & tail_mask;
-		} else {
-			zn = 0;
-		}
-		c = z & ~((z >> 1) | (prev << 63));
-		g0 += (uint64_t)__builtin_popcountll(c);
-		c &= ahead(z, zn, 1);
-		g1 += (uint64_t)__builtin_popcountll(c);
-		c &= ahead(z, zn, 2);
-		g2 += (uint64_t)__builtin_popcountll(c);
-		c &= ahead(z, zn, 3);
-		g3 += (uint64_t)__builtin_popcountll(c);
-		c &= ahead(z, zn, 4);
-		g4 += (uint64_t)__builtin_popcountll(c);
-		c &= ahead(z, zn, 5);
-		g5 += (uint64_t)__builtin_popcountll(c);
-		prev = z & 1;
-		z = zn;
+	ge[0] += (uint64_t)__builtin_popcountll(c);
+	for (unsigned int k = 1; k < 6; k++) {
+		c &= ahead(z, zn, k);
+		ge[k] += (uint64_t)__builtin_popcountll(c);
 	}
-	ge[0] = g0, ge[1] = g1, ge[2] = g2, ge[3] = g3, ge[4] = g4, ge[5] = g5;
+}
+
+/* Everything test_bits() learns in its pass over the block. */
+struct bit_counts {
+	uint64_t ones_ge[6], zeros_ge[6];	/* runs of length >= 1 .. >= 6 */
+	unsigned int ones;
+	uint64_t pairs;		/* two consecutive bytes without a transition: maybe a long run */
+	uint64_t prev_zt;	/* 0x80 when the previous word ended in such a byte */
+};
+
+/*
+ * t has bit p set where bit p differs from bit p+1. A run of 26 equal bits is 25 zeros of
+ * t in a row, which always hold two whole aligned zero bytes of t; blocks without such a
+ * pair (about 92 % of random blocks) cannot fail the long-run test.
+ */
+static inline __attribute__((always_inline)) void note_pairs(struct bit_counts *bc, uint64_t t)
+{
+	uint64_t zt = zero_bytes(t);
+
+	bc->pairs |= (zt & (zt << 8)) | (bc->prev_zt & (zt >> 56));
+	bc->prev_zt = zt & 0x80;
 }
 
 /*
- * Monobit count, and whether the block holds two consecutive bytes 00 00 or ff ff: a run of
- * 26 contains two whole aligned bytes, so blocks without such a pair cannot fail the long-run
- * test; the others (about 8 % of random blocks) get the exact test.
+ * One pass over the block: monobit count, runs of ones and zeros by length, and the
+ * long-run prefilter. In all but the last two words the zeros are exactly the complement
+ * of the ones, so both run chains share the look-ahead words and one counter each: ones in
+ * the low half, zeros in the high half (a block has at most 10000 runs of a kind). The
+ * last two words see the end of the block, past which no run continues.
  */
-static inline __attribute__((always_inline)) unsigned int ones_and_pairs(const uint8_t *block,
-									  bool *pairs)
+static inline __attribute__((always_inline)) void scan_bits(const uint8_t *block,
+							    struct bit_counts *bc)
 {
-	uint64_t found = 0, pz = 0, pf = 0;
-	unsigned int ones = 0;
+	const uint64_t tail_mask = ~UINT64_C(0) << (64 - TAIL_BYTES * 8);
+	uint64_t acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0, acc4 = 0, acc5 = 0;
+	uint64_t x = load_be64(block), xn, last, p1 = 0, p0 = 1, t;
 
-	for (unsigned int i = 0; i < WORDS; i++) {
-		uint64_t x = i < WORDS - 1 ? load_be64(block + i * 8) : block_word(block, i);
-		uint64_t z = zero_bytes(x), f = zero_bytes(~x);
+/* Both chains one step further; written out, as compilers do not always unroll a loop. */
+#define STEP(acc, a)                                                                     \
+	do {                                                                             \
+		c &= (a);                                                                \
+		d &= ~(a);                                                               \
+		acc += (uint64_t)__builtin_popcountll(c) |                               \
+		       (uint64_t)__builtin_popcountll(d) << 32;                          \
+	} while (0)
 
-		if (i == WORDS - 1)	/* padding bytes are not data */
-			z &= ~UINT64_C(0) << (64 - TAIL_BYTES * 8);
-		ones += (unsigned int)__builtin_popcountll(x);
-		found |= (z & (z << 8)) | (f & (f << 8)) | (pz & (z >> 56)) | (pf & (f >> 56));
-		pz = z & 0x80;
-		pf = f & 0x80;
+	for (unsigned int i = 0; i < WORDS - 2; i++) {
+		/* p1/p0: a run of ones/zeros continues from the previous word (first: none). */
+		uint64_t c = x & ~((x >> 1) | (p1 << 63));
+		uint64_t d = ~x & ((x >> 1) | (p0 << 63));
+		uint64_t a1;
+
+		xn = load_be64(block + (i + 1) * 8);
+		a1 = ahead(x, xn, 1);
+		bc->ones += (unsigned int)__builtin_popcountll(x);
+		note_pairs(bc, x ^ a1);
+		acc0 += (uint64_t)__builtin_popcountll(c) | (uint64_t)__builtin_popcountll(d) << 32;
+		STEP(acc1, a1);
+		STEP(acc2, ahead(x, xn, 2));
+		STEP(acc3, ahead(x, xn, 3));
+		STEP(acc4, ahead(x, xn, 4));
+		STEP(acc5, ahead(x, xn, 5));
+		p1 = p0 = x & 1;
+		x = xn;
 	}
-	*pairs = found != 0;
-	return ones;
+#undef STEP
+	bc->ones_ge[0] = acc0 & 0xffffffff, bc->zeros_ge[0] = acc0 >> 32;
+	bc->ones_ge[1] = acc1 & 0xffffffff, bc->zeros_ge[1] = acc1 >> 32;
+	bc->ones_ge[2] = acc2 & 0xffffffff, bc->zeros_ge[2] = acc2 >> 32;
+	bc->ones_ge[3] = acc3 & 0xffffffff, bc->zeros_ge[3] = acc3 >> 32;
+	bc->ones_ge[4] = acc4 & 0xffffffff, bc->zeros_ge[4] = acc4 >> 32;
+	bc->ones_ge[5] = acc5 & 0xffffffff, bc->zeros_ge[5] = acc5 >> 32;
+
+	/* x: the last full word; last: the 32 bits of the tail, zero-padded. */
+	last = block_word(block, WORDS - 1);
+	bc->ones += (unsigned int)__builtin_popcountll(x) + (unsigned int)__builtin_popcountll(last);
+	chain_runs(x, last, p1, bc->ones_ge);
+	chain_runs(~x, ~last & tail_mask, !p1, bc->zeros_ge);
+	chain_runs(last, 0, x & 1, bc->ones_ge);
+	chain_runs(~last & tail_mask, 0, !(x & 1), bc->zeros_ge);
+	note_pairs(bc, x ^ ahead(x, last, 1));
+	/* Past the last comparison (bit 30 with bit 31), count a transition everywhere. */
+	t = last ^ (last << 1);
+	note_pairs(bc, t | ~(tail_mask << 1));
 }
 
 static inline __attribute__((always_inline)) unsigned int test_bits(const uint8_t *block)
 {
-	uint64_t ones_ge[6], zeros_ge[6];
-	unsigned int ones, result = 0;
-	bool pairs;
+	struct bit_counts bc = { 0 };
+	unsigned int result = 0;
 
-	ones = ones_and_pairs(block, &pairs);
-	block_runs(block, false, ones_ge);
-	block_runs(block, true, zeros_ge);
-
-	if (ones < MONOBIT_MIN || ones > MONOBIT_MAX)
+	scan_bits(block, &bc);
+	if (bc.ones < MONOBIT_MIN || bc.ones > MONOBIT_MAX)
 		result |= FIPS_MONOBIT;
 	for (unsigned int k = 0; k < 6; k++) {
-		uint64_t n1 = k < 5 ? ones_ge[k] - ones_ge[k + 1] : ones_ge[k];
-		uint64_t n0 = k < 5 ? zeros_ge[k] - zeros_ge[k + 1] : zeros_ge[k];
+		uint64_t n1 = k < 5 ? bc.ones_ge[k] - bc.ones_ge[k + 1] : bc.ones_ge[k];
+		uint64_t n0 = k < 5 ? bc.zeros_ge[k] - bc.zeros_ge[k + 1] : bc.zeros_ge[k];
 
 		if (n1 < runs_interval[k].lo || n1 > runs_interval[k].hi ||
 		    n0 < runs_interval[k].lo || n0 > runs_interval[k].hi)
 			result |= FIPS_RUNS;
 	}
-	if (pairs && has_long_run(block))
+	if (bc.pairs && has_long_run(block))
 		result |= FIPS_LONG_RUN;
 	return result;
 }
