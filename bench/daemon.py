@@ -16,6 +16,7 @@ Needs root for 'first', 'idle' and 'stop' (the kernel sink); installs rng-tools5
 """
 import argparse
 import os
+import resource
 import re
 import shutil
 import signal
@@ -62,6 +63,7 @@ def rngd_pipeline(rngd, files):
     for i, f in enumerate(files):
         argv += ["-O", f"file:in{i}:path:{f}"]
     # Write to a real pipe read by cat, as a user piping tested output would.
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     p1 = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p2 = subprocess.Popen(["cat"], stdin=p1.stdout, stdout=subprocess.DEVNULL)
@@ -69,9 +71,11 @@ def rngd_pipeline(rngd, files):
     _, err = p1.communicate()
     p2.wait()
     dt = time.monotonic() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p1.returncode != 0:
         sys.exit(f"rngd failed ({p1.returncode}): {err.decode(errors='replace')}")
-    return dt
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return dt, cpu / dt
 
 
 def peer_rngtest(path):
@@ -86,14 +90,18 @@ def bench_pipeline(args, tmp, two):
     files = [a]
     if two:
         files.append(make_random_file(tmp, "b.bin", args.size_mib))
-    ours, peer = [], []
+    ours, peer, cores = [], [], []
     for _ in range(3):
-        ours.append(len(files) * size / rngd_pipeline(args.rngd, files) / 1e6)
+        dt, busy = rngd_pipeline(args.rngd, files)
+        ours.append(len(files) * size / dt / 1e6)
+        cores.append(busy)
         peer.append(size / peer_rngtest(a) / 1e6)
     o, p = statistics.median(ours), statistics.median(peer)
     label = "two file sources" if two else "one file source"
     print(f"pipeline, {label}, FIPS on, -o pipe: rngd {o:.1f} MB/s (runs: "
-          + ", ".join(f"{x:.1f}" for x in ours) + ")")
+          + ", ".join(f"{x:.1f}" for x in ours) + "); "
+          + f"CPU busy (rngd + its pipe reader): {statistics.median(cores):.2f} of "
+          f"{os.cpu_count()} cores")
     print(f"  rng-tools5 rngtest -p on the same data: {p:.1f} MB/s; "
           f"upstream rngd 6.17 reference: {UPSTREAM_PIPELINE_MBS} MB/s")
     print(f"  ratio rngd / rng-tools (same run): {o / p:.1f}x; "

@@ -20,7 +20,7 @@
 
 /* Largest RNDADDENTROPY we make, and the output buffer for -o/--dump. */
 #define KERNEL_CHUNK FIPS_BLOCK_BYTES
-#define OUTPUT_CHUNK (64 * 1024)
+#define OUTPUT_CHUNK (256 * 1024)
 /* --once gives up when no tested block arrived in this time. */
 #define ONCE_TIMEOUT_NS (60 * NSEC_PER_SEC)
 
@@ -113,6 +113,18 @@ static int setup_credit(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Streaming (output, test) wants room for a burst; feeding the kernel reads on demand
+ * and keeps the default small ring.
+ */
+#define STREAM_RING_BLOCKS 16
+
+static void setup_ring(struct daemon *d, struct source_set *set)
+{
+	if (d->mode == DAEMON_TEST || d->mode == DAEMON_DUMP || (d->sink_open && d->sink.output_mode))
+		source_set_ring_blocks(set, STREAM_RING_BLOCKS);
+}
+
 static void setup_policy(struct daemon *d, bool keep_history)
 {
 	struct feed_policy old = d->policy;
@@ -136,6 +148,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	memset(d, 0, sizeof(*d));
 	d->sig_fd = d->wake_fd = d->timer_fd = d->tick_fd = -1;
 	d->sink.fd = -1;
+	d->timer_at = UINT64_MAX;
 	conf_init(&d->conf);
 	d->mode = mode;
 	d->byte_limit = byte_limit;
@@ -196,6 +209,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	}
 
 	d->set = set;
+	setup_ring(d, set);
 	r = setup_credit(d);
 	if (r < 0) {
 		d->set = NULL;
@@ -254,8 +268,13 @@ static size_t fresh_available(struct daemon *d, uint64_t now)
 	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
 	size_t n = 0;
 
-	for (size_t i = 0; i < source_set_size(d->set); i++)
-		n += source_available(source_set_get(d->set, i), now, max_age);
+	for (size_t i = 0; i < source_set_size(d->set); i++) {
+		struct source *src = source_set_get(d->set, i);
+
+		/* Taking nothing drops the stale blocks, so that the source reads fresh ones. */
+		source_take(src, d->buf, 0, now, max_age);
+		n += source_available(src, now, max_age);
+	}
 	return n;
 }
 
@@ -328,7 +347,37 @@ static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 	return (ssize_t)total;
 }
 
-/* Ask the policy what to do, do it, and arm the feed timer. 1 when finished (--once). */
+/* Arm the feed timer for at_ns (UINT64_MAX: disarm), unless it already is. */
+static void set_feed_timer(struct daemon *d, uint64_t at_ns)
+{
+	if (at_ns == d->timer_at)
+		return;
+	if (arm_timer(d->timer_fd, at_ns, 0) == 0)
+		d->timer_at = at_ns;
+}
+
+static void fed_ok(struct daemon *d, uint64_t now, size_t fed)
+{
+	feed_done(&d->policy, now, fed);
+	if (!d->sink.output_mode) {
+		d->c.feeds++;
+		d->c.last_feed = realtime_ns();
+		if (d->conf.reseed && d->crng_ready && sink_reseed(&d->sink) == 0)
+			d->c.reseeds++;
+		log_debug("fed %zu bytes", fed);
+	}
+	if (!d->ready_sent) {
+		/* READY=1 right after the first injection. */
+		notify_ready();
+		d->ready_sent = true;
+	}
+}
+
+/*
+ * Ask the policy what to do now, do it, and arm the feed timer. Sets d->want_more when
+ * tested data is wanted at once (output, test mode, CRNG not ready). 1 when finished
+ * (--once, --dump-bytes, output closed), 0 to go on, or -errno.
+ */
 static int feed_cycle(struct daemon *d)
 {
 	uint64_t now = now_ns(), next = UINT64_MAX;
@@ -337,6 +386,7 @@ static int feed_cycle(struct daemon *d)
 	ssize_t fed;
 
 	if (d->mode == DAEMON_TEST) {
+		d->want_more = true;
 		fed = feed(d, SIZE_MAX, now);
 		return fed < 0 ? (int)fed : 0;
 	}
@@ -350,46 +400,29 @@ static int feed_cycle(struct daemon *d)
 		st.writable = st.entropy_avail >= 0 && (unsigned int)st.entropy_avail < st.watermark;
 	}
 	want = feed_plan(&d->policy, &st, &next);
+	d->want_more = next <= now;
 	if (want > 0) {
 		fed = feed(d, want, now);
-		if (fed < 0) {
-			if (fed == -EPIPE && d->sink.output_mode) {
-				log_info("output closed by its reader; stopping");
-				return 1;
-			}
-			if (fed == -EPERM) {
-				log_error("the kernel refused RNDADDENTROPY: no CAP_SYS_ADMIN");
-				return -EPERM;
-			}
-			log_warning("cannot feed: %s, retrying in 1 s", strerror((int)-fed));
-			arm_timer(d->timer_fd, now + NSEC_PER_SEC, 0);
-			return 0;
+		if (fed == -EPIPE && d->sink.output_mode) {
+			log_info("output closed by its reader; stopping");
+			return 1;
 		}
-		if (fed > 0) {
-			feed_done(&d->policy, now, (size_t)fed);
-			if (!d->sink.output_mode) {
-				d->c.feeds++;
-				d->c.last_feed = realtime_ns();
-				if (d->conf.reseed && d->crng_ready && sink_reseed(&d->sink) == 0)
-					d->c.reseeds++;
-				log_debug("fed %zd bytes", fed);
-			}
-			if (!d->ready_sent) {
-				notify_ready();
-				d->ready_sent = true;
-			}
-			if (d->mode == DAEMON_ONCE)
+		if (fed == -EPERM) {
+			log_error("the kernel refused RNDADDENTROPY: no CAP_SYS_ADMIN");
+			return -EPERM;
+		}
+		if (fed < 0) {
+			log_warning("cannot feed: %s, retrying in 1 s", strerror((int)-fed));
+			d->want_more = false;
+			next = now + NSEC_PER_SEC;
+		} else if (fed > 0) {
+			fed_ok(d, now, (size_t)fed);
+			if (d->mode == DAEMON_ONCE ||
+			    (d->byte_limit && d->c.bytes_fed >= d->byte_limit))
 				return 1;
-			if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
-				return 1;
-			/* More may be wanted right away (CRNG not ready, output mode). */
-			next = MIN(next, now_ns());
-			feed_plan(&d->policy, &(struct feed_state){ .now_ns = now_ns(),
-					.crng_ready = d->crng_ready,
-					.available = fresh_available(d, now_ns()) }, &next);
 		}
 	}
-	arm_timer(d->timer_fd, next, 0);
+	set_feed_timer(d, d->want_more ? UINT64_MAX : next);
 	return 0;
 }
 
@@ -598,6 +631,7 @@ static int reload(struct daemon *d)
 	if (strcmp(conf.random_device, d->conf.random_device) != 0)
 		log_warning("random-device changes only with a restart; still using '%s'",
 			    d->conf.random_device);
+	setup_ring(d, set);
 	usable = source_set_init(set);
 	if (usable <= 0) {
 		log_error("no usable source in the new configuration; keeping the old one");
@@ -660,6 +694,9 @@ int daemon_run(struct daemon *d)
 			p[4].fd = d->sink.fd;
 		if (d->mode == DAEMON_ONCE)
 			timeout = 1000;
+		/* Blocks waiting and wanted now (output, test, CRNG not ready): do not sleep. */
+		if (!source_set_prepare_wait(d->set) && d->want_more)
+			timeout = 0;
 		if (poll(p, ARRAY_SIZE(p), timeout) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -689,8 +726,10 @@ int daemon_run(struct daemon *d)
 		}
 		if (p[1].revents & POLLIN)
 			drain_fd(d->wake_fd);
-		if (p[2].revents & POLLIN)
+		if (p[2].revents & POLLIN) {
 			drain_fd(d->timer_fd);
+			d->timer_at = UINT64_MAX; /* expired */
+		}
 		if (p[3].revents & POLLIN) {
 			drain_fd(d->tick_fd);
 			tick(d);

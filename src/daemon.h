@@ -49,6 +49,8 @@ struct daemon {
 	bool crng_ready;
 	bool ready_sent;
 	bool notify;		/* NOTIFY_SOCKET is set */
+	bool want_more;		/* tested data is wanted at once */
+	uint64_t timer_at;	/* when the feed timer fires, UINT64_MAX: disarmed */
 	bool status_error_logged;
 	int sig_fd, wake_fd, timer_fd, tick_fd;
 	uint64_t tick_ns;	/* tick period, 0 = off */

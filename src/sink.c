@@ -78,6 +78,8 @@ static int open_output(const char *path, const struct stat *st, bool exists)
 	return fd < 0 ? -errno : fd;
 }
 
+static void grow_pipe(int fd);
+
 int sink_open(struct sink *s, const char *path, const char *procdir)
 {
 	struct stat st;
@@ -132,11 +134,24 @@ int sink_open(struct sink *s, const char *path, const char *procdir)
 	if (r < 0)
 		goto fail;
 	s->fd = r;
+	grow_pipe(s->fd);
 	return 0;
 
 fail:
 	sink_close(s);
 	return r;
+}
+
+/*
+ * A pipe holds 64 KiB by default: a fast daemon writing into it would switch to its reader
+ * every 64 KiB. Ask for 1 MiB (the default pipe-max-size); best effort.
+ */
+static void grow_pipe(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 }
 
 void sink_close(struct sink *s)

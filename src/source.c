@@ -87,6 +87,11 @@ struct source {
 	_Atomic bool waiting;	      /* in a deliberate wait of the framework */
 	_Atomic uint64_t progress_ns; /* when the thread last started or finished a step */
 
+	/* Reader thread: bytes read ahead of the block being filled (see fill_block()). */
+	uint8_t *rbuf;
+	size_t rbuf_pos, rbuf_len;
+	uint64_t rbuf_time_ns;
+
 	pthread_mutex_t lock; /* guards st, counter_names and the waits */
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC: ring space, stop */
 	struct source_stats st;
@@ -97,6 +102,9 @@ struct source_set {
 	struct source **src;
 	size_t n;
 	bool started;
+	size_t ring_blocks;
+	/* The consumer is about to sleep: the next published block must wake it. */
+	_Atomic bool consumer_idle;
 	pthread_mutex_t lock; /* for none_left */
 	bool none_left;	      /* "no-source-left" logged */
 };
@@ -624,6 +632,9 @@ static void source_free(struct source *src)
 		src->ops->fini(src);
 	src->opened = false;
 	ring_fini(&src->ring);
+	if (src->rbuf)
+		wipe(src->rbuf, SOURCE_READ_AHEAD);
+	free(src->rbuf);
 	for (size_t i = 0; i < src->n_kv; i++) {
 		free(src->kv[i].key);
 		free(src->kv[i].value);
@@ -667,6 +678,7 @@ int source_set_new(struct source_set **ret, const struct conf *conf, char *err, 
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	set->ring_blocks = SOURCE_RING_BLOCKS;
 	pthread_mutex_init(&set->lock, NULL);
 	for (size_t i = 0; i < conf->n_sections; i++) {
 		const struct conf_section *s = &conf->sections[i];
@@ -853,8 +865,11 @@ static int open_source(struct source *src, char *why, size_t len)
 	return 0;
 }
 
+static void drop_read_ahead(struct source *src);
+
 static void close_source(struct source *src)
 {
+	drop_read_ahead(src);
 	if (src->opened && src->ops->fini)
 		src->ops->fini(src);
 	src->opened = false;
@@ -873,9 +888,14 @@ int source_set_init(struct source_set *set)
 		if (!src->enabled || src->opened)
 			continue;
 		if (!src->ring.slots) {
-			r = ring_init(&src->ring, SOURCE_RING_BLOCKS);
+			r = ring_init(&src->ring, set->ring_blocks);
 			if (r < 0)
 				return r;
+		}
+		if (!src->rbuf) {
+			src->rbuf = malloc(SOURCE_READ_AHEAD);
+			if (!src->rbuf)
+				return -ENOMEM;
 		}
 		r = open_source(src, why, sizeof(why));
 		if (r < 0) {
@@ -894,6 +914,38 @@ int source_set_init(struct source_set *set)
 }
 
 /* ---- reader threads ---- */
+
+void source_set_ring_blocks(struct source_set *set, size_t blocks)
+{
+	set->ring_blocks = blocks ? blocks : 1;
+}
+
+bool source_set_prepare_wait(struct source_set *set)
+{
+	atomic_store(&set->consumer_idle, true);
+	atomic_thread_fence(memory_order_seq_cst);
+	for (size_t i = 0; i < set->n; i++) {
+		if (set->src[i]->ring.slots && ring_count(&set->src[i]->ring) > 0) {
+			atomic_store(&set->consumer_idle, false);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void wake(struct source *src);
+
+/*
+ * After a block was published: wake the consumer only if it said it would sleep. Both
+ * sides use sequentially consistent operations (flag, then ring; ring, then flag), so a
+ * block published while the consumer looks at the rings is seen by one or the other.
+ */
+static void wake_consumer(struct source *src)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!src->set || atomic_exchange(&src->set->consumer_idle, false))
+		wake(src);
+}
 
 static void wake(struct source *src)
 {
@@ -1047,16 +1099,83 @@ ssize_t source_read_once(struct source *src, void *buf, size_t n)
 	return r < 0 ? r : (ssize_t)n;
 }
 
+/*
+ * Fill buf with n bytes through the thread's read-ahead buffer: one driver read of up to
+ * SOURCE_READ_AHEAD bytes serves several blocks when the driver has that much (files, fast
+ * devices); a slow device returns what it has (its read size caps it), so nothing is read
+ * far ahead of need. *time_ns gets the time of the read that returned the last byte.
+ */
+static int fill_block(struct source *src, uint8_t *buf, size_t n, uint64_t *time_ns)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		size_t k;
+
+		if (src->rbuf_pos == src->rbuf_len) {
+			uint64_t dry = SOURCE_DRY_MIN_NS;
+			ssize_t r;
+
+			src->rbuf_pos = src->rbuf_len = 0;
+			for (;;) {
+				if (atomic_load(&src->stop))
+					return -ECANCELED;
+				atomic_store(&src->progress_ns, now_ns());
+				r = src->ops->read(src, src->rbuf, SOURCE_READ_AHEAD);
+				src->rbuf_time_ns = now_ns();
+				atomic_store(&src->progress_ns, src->rbuf_time_ns);
+				if (r > 0)
+					break;
+				if (r == -EINTR)
+					continue;
+				if (r != 0 && r != -EAGAIN)
+					return (int)r;
+				/* Nothing now: wait, doubling, so that a dry source never spins. */
+				if (source_sleep(src, dry) < 0)
+					return -ECANCELED;
+				dry = MIN(dry * 2, SOURCE_DRY_MAX_NS);
+			}
+			if ((size_t)r > SOURCE_READ_AHEAD)
+				return -EIO; /* a driver bug; never trust the bytes */
+			src->rbuf_len = (size_t)r;
+			pthread_mutex_lock(&src->lock);
+			src->st.bytes_read += (uint64_t)r;
+			pthread_mutex_unlock(&src->lock);
+		}
+		k = MIN(n - done, src->rbuf_len - src->rbuf_pos);
+		memcpy(buf + done, src->rbuf + src->rbuf_pos, k);
+		wipe(src->rbuf + src->rbuf_pos, k);
+		src->rbuf_pos += k;
+		done += k;
+	}
+	*time_ns = src->rbuf_time_ns;
+	return 0;
+}
+
+/* Drop what was read ahead (a re-open starts a new stream). */
+static void drop_read_ahead(struct source *src)
+{
+	if (src->rbuf)
+		wipe(src->rbuf, SOURCE_READ_AHEAD);
+	src->rbuf_pos = src->rbuf_len = 0;
+}
+
+/*
+ * The next slot to fill. When the ring is full, wait until the consumer has emptied half
+ * of it (it signals then), so that a fast source costs one wake-up per several blocks.
+ */
 static struct block *wait_slot(struct source *src)
 {
 	struct block *b = ring_write_slot(&src->ring);
+	size_t low = (src->ring.mask + 1) / 2;
 
 	if (b)
 		return b;
 	pthread_mutex_lock(&src->lock);
 	atomic_store(&src->waiting, true);
-	while (!atomic_load(&src->stop) && !(b = ring_write_slot(&src->ring)))
+	while (!atomic_load(&src->stop) && ring_count(&src->ring) > low)
 		pthread_cond_wait(&src->cond, &src->lock);
+	b = ring_write_slot(&src->ring);
 	atomic_store(&src->progress_ns, now_ns());
 	atomic_store(&src->waiting, false);
 	pthread_mutex_unlock(&src->lock);
@@ -1071,9 +1190,10 @@ static struct block *wait_slot(struct source *src)
 static int stream(struct source *src, char *why, size_t len)
 {
 	uint8_t seed[4];
+	uint64_t t;
 	int r;
 
-	r = fill(src, seed, sizeof(seed));
+	r = fill_block(src, seed, sizeof(seed), &t);
 	if (r < 0) {
 		wipe(seed, sizeof(seed));
 		goto read_error;
@@ -1090,12 +1210,11 @@ static int stream(struct source *src, char *why, size_t len)
 
 		if (!b)
 			return -ECANCELED;
-		r = fill(src, b->data, sizeof(b->data));
+		r = fill_block(src, b->data, sizeof(b->data), &b->time_ns);
 		if (r < 0) {
 			wipe(b, sizeof(*b));
 			goto read_error;
 		}
-		b->time_ns = now_ns();
 		res = fips_test_block(&src->fips, b->data);
 		trip = source_fail_window_add(&src->window, res != 0);
 		atomic_store(&src->progress_ns, now_ns());
@@ -1111,7 +1230,7 @@ static int stream(struct source *src, char *why, size_t len)
 
 		if (res == 0) {
 			ring_publish(&src->ring);
-			wake(src);
+			wake_consumer(src);
 			set_state(src, SOURCE_RUNNING, 0, NULL);
 		} else {
 			wipe(b, sizeof(*b));
@@ -1302,9 +1421,13 @@ static void consumer_release(struct source *src)
 {
 	ring_release(&src->ring);
 	src->take_off = 0;
-	pthread_mutex_lock(&src->lock);
-	pthread_cond_signal(&src->cond);
-	pthread_mutex_unlock(&src->lock);
+	/* The producer waits for half the ring to be free (wait_slot()). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&src->waiting) && ring_count(&src->ring) <= (src->ring.mask + 1) / 2) {
+		pthread_mutex_lock(&src->lock);
+		pthread_cond_signal(&src->cond);
+		pthread_mutex_unlock(&src->lock);
+	}
 }
 
 size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)

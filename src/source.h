@@ -177,8 +177,10 @@ void source_fail_window_reset(struct source_fail_window *w);
 /* Waits after a read that returned 0: 10 ms, doubling, at most 1 s. */
 #define SOURCE_DRY_MIN_NS (10ULL * 1000000ULL)
 #define SOURCE_DRY_MAX_NS (1000ULL * 1000000ULL)
-/* Blocks a source's ring holds. */
+/* Blocks a source's ring holds by default (see source_set_ring_blocks()). */
 #define SOURCE_RING_BLOCKS 4
+/* Largest single driver read of a reader thread; what it returns serves the next blocks. */
+#define SOURCE_READ_AHEAD (32 * 1024)
 
 /* ---- Runtime (main thread) ---- */
 
@@ -214,6 +216,20 @@ struct source *source_set_get(struct source_set *set, size_t i);
 struct source *source_set_find(struct source_set *set, const char *name);
 
 /*
+ * Ring capacity of each source, in blocks, for the sources opened after this call (default
+ * SOURCE_RING_BLOCKS). Reading on demand wants a small ring; streaming output a larger one.
+ */
+void source_set_ring_blocks(struct source_set *set, size_t blocks);
+
+/*
+ * The consumer is about to sleep in poll(): returns false when a ring already holds a
+ * block (do not sleep), true when the next published block will write to wake_fd. Source
+ * threads write to wake_fd for a block only after this call, so that a busy consumer is not
+ * woken once per block; state changes always wake it.
+ */
+bool source_set_prepare_wait(struct source_set *set);
+
+/*
  * -l/--list: probe every known source (enabled or not) and print one line each to f:
  * "hwrng: available, enabled (virtio_rng.0, quality 1024)" or
  * "via: not available: no PadLock RNG on this CPU". Drivers the set does not hold (not
@@ -241,7 +257,8 @@ ssize_t source_read_once(struct source *src, void *buf, size_t n);
 
 /*
  * Start one reader thread per usable source. Each thread writes 1 to wake_fd (an eventfd)
- * whenever it publishes a block or changes state. Signals stay blocked in the threads,
+ * when it publishes a block the consumer waits for (source_set_prepare_wait()) or changes
+ * state. Signals stay blocked in the threads,
  * except the private one used to interrupt reads. 0 or -errno.
  */
 int source_set_start(struct source_set *set, int wake_fd);
