@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,18 @@
 
 #include "log.h"
 
+/* An identical message within this time of the first is counted, not logged again. */
+#define REPEAT_WINDOW_NS (60 * NSEC_PER_SEC)
+
 static int max_level = LOG_INFO;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int level;
+	char source[64];
+	char msg[1024];
+	uint64_t since_ns;
+	unsigned int repeats;
+} last;
 static enum log_target target = LOG_TARGET_STDERR;
 static const char *ident;
 
@@ -48,6 +60,43 @@ void log_set_ident(const char *s)
 	ident = s;
 }
 
+static void emit(int level, const char *source, const char *event, const char *message_id,
+		 const char *msg);
+
+/*
+ * Whether msg repeats the last message within REPEAT_WINDOW_NS: then it is only counted.
+ * Otherwise the count of the suppressed repeats is logged first, and msg becomes the last.
+ */
+static bool repeated(int level, const char *source, const char *msg)
+{
+	uint64_t now = now_ns();
+	const char *src = source ? source : "";
+
+	if (last.level == level && strcmp(last.source, src) == 0 && strcmp(last.msg, msg) == 0 &&
+	    now - last.since_ns < REPEAT_WINDOW_NS) {
+		last.repeats++;
+		return true;
+	}
+	if (last.repeats > 0)
+		emit(last.level, last.source[0] ? last.source : NULL, "repeated", NULL, "");
+	last.level = level;
+	snprintf(last.source, sizeof(last.source), "%s", src);
+	snprintf(last.msg, sizeof(last.msg), "%s", msg);
+	last.since_ns = now;
+	last.repeats = 0;
+	return false;
+}
+
+void log_flush(void)
+{
+	pthread_mutex_lock(&lock);
+	if (last.repeats > 0)
+		emit(last.level, last.source[0] ? last.source : NULL, "repeated", NULL, "");
+	last.repeats = 0;
+	last.msg[0] = '\0';
+	pthread_mutex_unlock(&lock);
+}
+
 void log_full(int level, const char *source, const char *event, const char *message_id,
 	      const char *fmt, ...)
 {
@@ -61,6 +110,25 @@ void log_full(int level, const char *source, const char *event, const char *mess
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 
+	pthread_mutex_lock(&lock);
+	if (!repeated(level, source, msg))
+		emit(level, source, event, message_id, msg);
+	pthread_mutex_unlock(&lock);
+	errno = saved_errno;
+}
+
+/* One line to the journal or stderr; an empty msg reports the repeats of the last one. */
+static void emit(int level, const char *source, const char *event, const char *message_id,
+		 const char *msg)
+{
+	char summary[1100];
+
+	if (!msg[0]) {
+		snprintf(summary, sizeof(summary), "last message repeated %u more time%s: %s",
+			 last.repeats, last.repeats == 1 ? "" : "s", last.msg);
+		msg = summary;
+	}
+
 	if (target == LOG_TARGET_JOURNAL) {
 		char f_prio[32], f_src[96], f_ev[96], f_id[64];
 		/* sd_journal_send() needs a fixed argument list: unused fields repeat PRIORITY. */
@@ -71,13 +139,10 @@ void log_full(int level, const char *source, const char *event, const char *mess
 		if (sd_journal_send("MESSAGE=%s%s%s", source ? source : "", source ? ": " : "",
 				    msg, "%s", f_prio, "%s", source ? f_src : f_prio, "%s",
 				    event ? f_ev : f_prio, "%s", message_id ? f_id : f_prio,
-				    NULL) >= 0) {
-			errno = saved_errno;
+				    NULL) >= 0)
 			return;
-		}
 		/* journald unreachable: fall back to stderr. */
 	}
 	fprintf(stderr, "%s: %s%s%s\n", ident ? ident : program_invocation_short_name,
 		source ? source : "", source ? ": " : "", msg);
-	errno = saved_errno;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Logging. Foreground: one plain line per message on stderr. Under journald: structured
- * journal entries (SOURCE=, EVENT=, MESSAGE_ID=). Levels are the syslog ones. Safe to call
+ * journal entries (RNGD_SOURCE=, RNGD_EVENT=, MESSAGE_ID=). Levels are the syslog ones. Safe to call
  * from any thread; never allocates on the heap.
  */
 #ifndef RNGD_LOG_H
@@ -31,6 +31,13 @@ void log_set_ident(const char *ident);
  */
 void log_full(int level, const char *source, const char *event, const char *message_id,
 	      const char *fmt, ...) _printf_(5, 6);
+
+/*
+ * Repeats: a message identical to the previous one (level, source, text) within 60 s of its
+ * first occurrence is counted instead of logged; "last message repeated N more times" is
+ * logged before the next different message, or by log_flush() (at exit).
+ */
+void log_flush(void);
 
 #define log_error(...) log_full(LOG_ERR, NULL, NULL, NULL, __VA_ARGS__)
 #define log_warning(...) log_full(LOG_WARNING, NULL, NULL, NULL, __VA_ARGS__)

@@ -623,6 +623,7 @@ out_daemon:
 	free(pid_file);
 	daemon_fini(&d);
 	free_options(&o);
+	log_flush();
 	return ret;
 out_set:
 	source_set_free(set);
