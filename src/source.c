@@ -552,7 +552,8 @@ out:
 void source_counter_add(struct source *src, int index, uint64_t n)
 {
 	pthread_mutex_lock(&src->lock);
-	if (index >= 0 && (size_t)index < src->st.n_counters)
+	if (index >= 0 && (size_t)index < src->st.n_counters &&
+	    (size_t)index < ARRAY_SIZE(src->st.counters))
 		src->st.counters[index] += n;
 	pthread_mutex_unlock(&src->lock);
 }

@@ -129,7 +129,7 @@ static const char *get(const char *attr)
 
 static bool in_available(const char *name)
 {
-	char list[256];
+	char list[260]; /* " " + up to 255 + " " */
 	const char *avail = get("rng_available");
 
 	assert_non_null(avail);

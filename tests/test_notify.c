@@ -27,7 +27,7 @@
 
 struct fake {
 	char dir[64];
-	char path[128];
+	char path[96]; /* fits sun_path (108) */
 	int fd;
 };
 
