@@ -192,16 +192,9 @@ static int set_global(struct conf *c, const struct global_key *k, const char *va
 
 	switch (k->type) {
 	case KEY_UINT:
-		r = parse_uint(value, k->min, k->max, &u);
-		if (r == -ERANGE) {
-			set_why(why, len, "'%s' is out of range %llu..%llu", value,
-				(unsigned long long)k->min, (unsigned long long)k->max);
-			return -EINVAL;
-		}
-		if (r < 0) {
-			set_why(why, len, "'%s' is not a decimal number", value);
-			return -EINVAL;
-		}
+		r = parse_uint_why(value, k->min, k->max, &u, why, len);
+		if (r < 0)
+			return r;
 		*field_uint(c, k) = u;
 		return 0;
 

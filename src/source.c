@@ -169,7 +169,6 @@ static int check_value(const struct source_option *o, const char *v, char *why, 
 {
 	uint64_t u;
 	bool b;
-	int r;
 
 	switch (o->type) {
 	case SOURCE_OPT_STRING:
@@ -185,17 +184,7 @@ static int check_value(const struct source_option *o, const char *v, char *why, 
 		}
 		return 0;
 	case SOURCE_OPT_UINT:
-		r = parse_uint(v, o->min, o->max, &u);
-		if (r == -ERANGE) {
-			snprintf(why, len, "'%s' is out of range %llu..%llu", v,
-				 (unsigned long long)o->min, (unsigned long long)o->max);
-			return -EINVAL;
-		}
-		if (r < 0) {
-			snprintf(why, len, "'%s' is not a decimal number", v);
-			return -EINVAL;
-		}
-		return 0;
+		return parse_uint_why(v, o->min, o->max, &u, why, len);
 	case SOURCE_OPT_BOOL:
 		if (parse_bool(v, &b) < 0) {
 			snprintf(why, len, "'%s' is not yes or no", v);
@@ -1048,38 +1037,54 @@ static void set_state(struct source *src, enum source_state state, int err, cons
 	}
 }
 
-/* Read exactly n bytes. 0, -ECANCELED when stopping, or the driver's -errno. */
-static int fill(struct source *src, uint8_t *buf, size_t n)
+/*
+ * One driver read of up to max bytes: retried on EINTR, and after a wait (doubling from
+ * SOURCE_DRY_MIN_NS to SOURCE_DRY_MAX_NS, so that a dry source never spins) when the
+ * driver has nothing now. Returns the bytes read (> 0), -ECANCELED when stopping, or the
+ * driver's -errno. *time_ns gets the time the read returned.
+ */
+static ssize_t read_some(struct source *src, uint8_t *buf, size_t max, uint64_t *time_ns)
 {
 	uint64_t dry = SOURCE_DRY_MIN_NS;
-	size_t done = 0;
 
-	while (done < n) {
+	for (;;) {
 		ssize_t r;
 
 		if (atomic_load(&src->stop))
 			return -ECANCELED;
 		atomic_store(&src->progress_ns, now_ns());
-		r = src->ops->read(src, buf + done, n - done);
-		atomic_store(&src->progress_ns, now_ns());
+		r = src->ops->read(src, buf, max);
+		*time_ns = now_ns();
+		atomic_store(&src->progress_ns, *time_ns);
 		if (r > 0) {
-			if ((size_t)r > n - done)
+			if ((size_t)r > max)
 				return -EIO; /* a driver bug; never trust the bytes */
-			done += (size_t)r;
-			dry = SOURCE_DRY_MIN_NS;
 			pthread_mutex_lock(&src->lock);
 			src->st.bytes_read += (uint64_t)r;
 			pthread_mutex_unlock(&src->lock);
-			continue;
+			return r;
 		}
 		if (r == -EINTR)
 			continue;
 		if (r != 0 && r != -EAGAIN)
-			return (int)r;
-		/* Nothing now: wait, doubling, so that a dry source never spins. */
+			return r;
 		if (source_sleep(src, dry) < 0)
 			return -ECANCELED;
 		dry = MIN(dry * 2, SOURCE_DRY_MAX_NS);
+	}
+}
+
+/* Read exactly n bytes, unbuffered. 0, -ECANCELED when stopping, or the driver's -errno. */
+static int fill(struct source *src, uint8_t *buf, size_t n)
+{
+	uint64_t t;
+
+	for (size_t done = 0; done < n;) {
+		ssize_t r = read_some(src, buf + done, n - done, &t);
+
+		if (r < 0)
+			return (int)r;
+		done += (size_t)r;
 	}
 	return 0;
 }
@@ -1114,34 +1119,12 @@ static int fill_block(struct source *src, uint8_t *buf, size_t n, uint64_t *time
 		size_t k;
 
 		if (src->rbuf_pos == src->rbuf_len) {
-			uint64_t dry = SOURCE_DRY_MIN_NS;
-			ssize_t r;
+			ssize_t r = read_some(src, src->rbuf, SOURCE_READ_AHEAD, &src->rbuf_time_ns);
 
 			src->rbuf_pos = src->rbuf_len = 0;
-			for (;;) {
-				if (atomic_load(&src->stop))
-					return -ECANCELED;
-				atomic_store(&src->progress_ns, now_ns());
-				r = src->ops->read(src, src->rbuf, SOURCE_READ_AHEAD);
-				src->rbuf_time_ns = now_ns();
-				atomic_store(&src->progress_ns, src->rbuf_time_ns);
-				if (r > 0)
-					break;
-				if (r == -EINTR)
-					continue;
-				if (r != 0 && r != -EAGAIN)
-					return (int)r;
-				/* Nothing now: wait, doubling, so that a dry source never spins. */
-				if (source_sleep(src, dry) < 0)
-					return -ECANCELED;
-				dry = MIN(dry * 2, SOURCE_DRY_MAX_NS);
-			}
-			if ((size_t)r > SOURCE_READ_AHEAD)
-				return -EIO; /* a driver bug; never trust the bytes */
+			if (r < 0)
+				return (int)r;
 			src->rbuf_len = (size_t)r;
-			pthread_mutex_lock(&src->lock);
-			src->st.bytes_read += (uint64_t)r;
-			pthread_mutex_unlock(&src->lock);
 		}
 		k = MIN(n - done, src->rbuf_len - src->rbuf_pos);
 		memcpy(buf + done, src->rbuf + src->rbuf_pos, k);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -33,6 +34,19 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
 		return -ERANGE;
 	*ret = v;
 	return 0;
+}
+
+int parse_uint_why(const char *s, uint64_t min, uint64_t max, uint64_t *ret, char *why,
+		   size_t len)
+{
+	int r = parse_uint(s, min, max, ret);
+
+	if (r == -ERANGE)
+		snprintf(why, len, "'%s' is out of range %llu..%llu", s, (unsigned long long)min,
+			 (unsigned long long)max);
+	else if (r < 0)
+		snprintf(why, len, "'%s' is not a decimal number", s);
+	return r < 0 ? -EINVAL : 0;
 }
 
 int parse_bool(const char *s, bool *ret)

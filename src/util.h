@@ -29,6 +29,13 @@
  */
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 
+/*
+ * parse_uint() that also says why a value is refused, in the words every error message of
+ * rngd uses: "'x' is out of range 1..8", "'x' is not a decimal number". -EINVAL on failure.
+ */
+int parse_uint_why(const char *s, uint64_t min, uint64_t max, uint64_t *ret, char *why,
+		   size_t len);
+
 /* Parse yes/no, true/false, on/off, 1/0 (case-insensitive). 0 or -EINVAL. */
 int parse_bool(const char *s, bool *ret);
 
