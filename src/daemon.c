@@ -89,27 +89,16 @@ static uint64_t tick_period(const struct daemon *d)
 	return p == UINT64_MAX ? 0 : p;
 }
 
-/* Per-source arrays: credit remainders, and what one gather took from each source. */
+/* Per-source state of the feeding: credit remainders, what one gather took. */
 static int setup_credit(struct daemon *d)
 {
 	size_t n = source_set_size(d->set);
-	uint64_t *rem = calloc(n ? n : 1, sizeof(*rem));
-	uint64_t *bits = calloc(n ? n : 1, sizeof(*bits));
-	size_t *got = calloc(n ? n : 1, sizeof(*got));
+	struct daemon_source *per_src = calloc(n ? n : 1, sizeof(*per_src));
 
-	if (!rem || !bits || !got) {
-		free(rem);
-		free(bits);
-		free(got);
+	if (!per_src)
 		return -ENOMEM;
-	}
-	free(d->credit_rem);
-	free(d->take_bits);
-	free(d->take_got);
-	d->credit_rem = rem;
-	d->take_bits = bits;
-	d->take_got = got;
-	d->n_credit_rem = n;
+	free(d->per_src);
+	d->per_src = per_src;
 	return 0;
 }
 
@@ -279,67 +268,65 @@ static size_t fresh_available(struct daemon *d, uint64_t now)
 }
 
 /*
- * Take up to n bytes from the sources into d->buf, oldest source first in turn, and work
- * out the credit each deserves. got[i]/bits[i] say what came from source i.
+ * Take up to n bytes from the sources into d->buf, starting with a different source each
+ * time so that none is favoured, and work out the credit each deserves (per_src[].got and
+ * .bits). Returns the bytes taken; *total_bits the credit for all of them.
  */
-static size_t gather(struct daemon *d, size_t n, uint64_t now, size_t *got, uint64_t *bits,
-		     uint64_t *total_bits)
+static size_t gather(struct daemon *d, size_t n, uint64_t now, uint64_t *total_bits)
 {
 	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
 	size_t off = 0, count = source_set_size(d->set);
 
 	*total_bits = 0;
-	for (size_t i = 0; i < count && off < n; i++) {
+	for (size_t j = 0; j < count; j++) {
+		size_t i = (d->next_src + j) % count;
 		struct source *src = source_set_get(d->set, i);
-		size_t k = source_take(src, d->buf + off, n - off, now, max_age);
+		struct daemon_source *ps = &d->per_src[i];
 
-		got[i] = k;
-		bits[i] = k ? sink_credit(&d->credit_rem[i], k, source_quality(src),
-					  (unsigned int)d->conf.entropy_count)
-			    : 0;
-		*total_bits += bits[i];
-		off += k;
+		ps->got = off < n ? source_take(src, d->buf + off, n - off, now, max_age) : 0;
+		ps->bits = ps->got ? sink_credit(&ps->credit_rem, ps->got, source_quality(src),
+						 (unsigned int)d->conf.entropy_count)
+				   : 0;
+		*total_bits += ps->bits;
+		off += ps->got;
 	}
+	if (count)
+		d->next_src = (d->next_src + 1) % count;
 	return off;
 }
 
 /* Feed n bytes (as far as the sources have them). Returns bytes fed or -errno. */
 static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 {
-	size_t count = source_set_size(d->set), total = 0, *got = d->take_got;
-	uint64_t *bits = d->take_bits;
+	size_t count = source_set_size(d->set), total = 0;
+	bool credit_it = d->sink_open && !d->sink.output_mode;
 
 	while (total < n) {
 		size_t chunk = MIN(n - total, d->buf_size), k;
 		uint64_t credit;
-		int r;
+		int r = 0;
 
-		memset(got, 0, count * sizeof(*got));
-		k = gather(d, chunk, now, got, bits, &credit);
+		if (d->byte_limit)
+			chunk = MIN(chunk, d->byte_limit - d->c.bytes_fed);
+		k = gather(d, chunk, now, &credit);
 		if (k == 0)
 			break;
-		if (d->mode == DAEMON_TEST) {
-			r = 0;
-		} else {
-			if (d->byte_limit && d->c.bytes_fed + k > d->byte_limit)
-				k = (size_t)(d->byte_limit - d->c.bytes_fed);
-			r = sink_add_entropy(&d->sink, d->buf, k,
-					     d->sink.output_mode ? 0 : (unsigned int)credit);
-		}
-		wipe(d->buf, chunk);
+		if (d->mode != DAEMON_TEST)
+			r = sink_add_entropy(&d->sink, d->buf, k, credit_it ? (unsigned int)credit : 0);
+		wipe(d->buf, k);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < count; i++)
-			if (got[i])
-				source_account_fed(source_set_get(d->set, i), got[i],
-						   d->sink.output_mode ? 0 : bits[i]);
+			if (d->per_src[i].got)
+				source_account_fed(source_set_get(d->set, i), d->per_src[i].got,
+						   credit_it ? d->per_src[i].bits : 0);
 		total += k;
 		if (d->mode == DAEMON_TEST) {
 			d->test_bytes += k;
 			continue;
 		}
 		d->c.bytes_fed += k;
-		if (!d->sink.output_mode)
+		if (credit_it)
 			d->c.bits_credited += credit;
 		if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
 			break;
@@ -774,11 +761,7 @@ void daemon_fini(struct daemon *d)
 		wipe(d->buf, d->buf_size);
 	free(d->buf);
 	d->buf = NULL;
-	free(d->credit_rem);
-	free(d->take_bits);
-	free(d->take_got);
-	d->credit_rem = NULL;
-	d->take_bits = NULL;
-	d->take_got = NULL;
+	free(d->per_src);
+	d->per_src = NULL;
 	conf_free(&d->conf);
 }

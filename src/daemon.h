@@ -54,10 +54,13 @@ struct daemon {
 	bool status_error_logged;
 	int sig_fd, wake_fd, timer_fd, tick_fd;
 	uint64_t tick_ns;	/* tick period, 0 = off */
-	uint64_t *credit_rem;	/* per source, 1/1024 bit */
-	uint64_t *take_bits;	/* per source, scratch for one feed */
-	size_t *take_got;
-	size_t n_credit_rem;
+	/* Per source, in the order of the set. */
+	struct daemon_source {
+		uint64_t credit_rem;	/* credit remainder, 1/1024 bit */
+		size_t got;		/* what one gather took ... */
+		uint64_t bits;		/* ... and the credit it deserves */
+	} *per_src;
+	size_t next_src;	/* where the next gather starts */
 	uint8_t *buf;
 	size_t buf_size;
 	struct daemon_counters c;
