@@ -172,52 +172,42 @@ static void add_override(struct options *o, const char *source, const char *key,
 	}
 }
 
+static char *xstrndup(const char *s, size_t n)
+{
+	char *r = strndup(s, n);
+
+	if (!r) {
+		fprintf(stderr, "rngd: out of memory\n");
+		exit(EXIT_RUNTIME);
+	}
+	return r;
+}
+
 /*
- * -O SRC:KEY:VALUE. SRC may itself hold a colon for sources with instances
- * ("file:usb0:path:/dev/ttyUSB0"); VALUE may hold colons. -O SRC alone lists SRC's keys.
+ * -O SRC:KEY:VALUE, where SRC is TYPE:INSTANCE for sources with instances
+ * ("-O file:usb0:path:/dev/ttyUSB0"); VALUE may hold colons. -O SRC alone lists the
+ * source's keys.
  */
 static void parse_option_arg(struct options *o, const char *arg)
 {
-	const char *c1 = strchr(arg, ':'), *key, *c2;
-	const struct source_ops *drv;
-	char *source;
+	const struct source_ops *drv = source_find_driver(arg);
+	const char *end = strchr(arg, ':'), *value;
+	char *source, *key;
 
-	if (!c1) {
+	if (end && drv && drv->instances)
+		end = strchr(end + 1, ':');
+	if (!end) {
 		o->print_options = arg;
 		return;
 	}
-	source = strndup(arg, (size_t)(c1 - arg));
-	drv = source ? source_find_driver(source) : NULL;
-	key = c1 + 1;
-	if (drv && drv->instances) {
-		const char *c = strchr(key, ':');
-
-		free(source);
-		if (!c)
-			usage_error("option -O '%s': expected SOURCE:INSTANCE:KEY:VALUE", arg);
-		source = strndup(arg, (size_t)(c - arg));
-		key = c + 1;
-	}
-	c2 = strchr(key, ':');
-	if (!source || !c2 || c2 == key) {
-		if (!c2 && !strchr(key, ':') && *key == '\0') {
-			free(source);
-			o->print_options = arg;
-			return;
-		}
+	value = strchr(end + 1, ':');
+	if (!value || value == end + 1)
 		usage_error("option -O '%s': expected SOURCE:KEY:VALUE", arg);
-	}
-	{
-		char *k = strndup(key, (size_t)(c2 - key));
-
-		if (!k) {
-			fprintf(stderr, "rngd: out of memory\n");
-			exit(EXIT_RUNTIME);
-		}
-		add_override(o, source, k, c2 + 1, 'O');
-		free(k);
-	}
+	source = xstrndup(arg, (size_t)(end - arg));
+	key = xstrndup(end + 1, (size_t)(value - end - 1));
+	add_override(o, source, key, value + 1, 'O');
 	free(source);
+	free(key);
 }
 
 static void parse_args(struct options *o, int argc, char **argv)

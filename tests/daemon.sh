@@ -242,6 +242,10 @@ test_exit_codes() {
 	expect_exit 78 "/dev/urandom as a source" timeout 10 "$RNGD" -f -r /dev/urandom
 	expect_exit 78 "bad -s value" timeout 10 "$RNGD" -f -s 0
 	expect_exit 2 "unknown option" timeout 10 "$RNGD" --no-such-option
+	expect_exit 2 "-O without a value" timeout 10 "$RNGD" -O hwrng:device
+	expect_exit 78 "-O with an unknown key" timeout 10 "$RNGD" -O hwrng:colour:blue
+	expect_exit 0 "-O NAME lists the keys" "$RNGD" -O file:usb0
+	grep -q "path" "$T/out" || fail "-O file:usb0 does not list the key 'path'"
 	expect_exit 0 "--check-config on a good file" "$RNGD" --check-config -c "$top_srcdir/rngd.conf.example"
 	if is_root && command -v setpriv >/dev/null; then
 		if hwrng_readable; then
