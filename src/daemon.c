@@ -610,14 +610,22 @@ static int reload(struct daemon *d)
 		log_error("%s; keeping the old configuration", err);
 		goto done;
 	}
+	if (strcmp(conf.random_device, d->conf.random_device) != 0) {
+		log_warning("random-device changes only with a restart; still using '%s'",
+			    d->conf.random_device);
+		/* Through conf_set(): the default name is static and must not be freed. */
+		if (conf_set(&conf, "random-device", d->conf.random_device, "reload", err,
+			     sizeof(err)) < 0) {
+			log_error("%s; keeping the old configuration", err);
+			conf_free(&conf);
+			goto done;
+		}
+	}
 	if (source_set_new(&set, &conf, err, sizeof(err)) < 0) {
 		log_error("%s; keeping the old configuration", err);
 		conf_free(&conf);
 		goto done;
 	}
-	if (strcmp(conf.random_device, d->conf.random_device) != 0)
-		log_warning("random-device changes only with a restart; still using '%s'",
-			    d->conf.random_device);
 	setup_ring(d, set);
 	usable = source_set_init(set);
 	if (usable <= 0) {
@@ -628,9 +636,6 @@ static int reload(struct daemon *d)
 	}
 	source_set_free(d->set);
 	d->set = set;
-	free(conf.random_device);
-	conf.random_device = d->conf.random_device;
-	d->conf.random_device = NULL;
 	conf_free(&d->conf);
 	d->conf = conf;
 	if (setup_credit(d) < 0 || source_set_start(d->set, d->wake_fd) < 0) {
