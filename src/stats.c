@@ -344,12 +344,16 @@ static bool source_up(const struct status_source *s)
 int stats_format_notify_status(const struct status_doc *doc, char *buf, size_t len)
 {
 	char fed[96], down[160] = "";
-	size_t up = 0, off = 0;
+	size_t up = 0, total = 0, off = 0;
 
 	for (size_t i = 0; i < doc->n_sources; i++) {
 		const struct status_source *s = &doc->sources[i];
 		int n;
 
+		/* A source that cannot work on this machine (say, via on an AMD CPU) is no news. */
+		if (s->state && strcmp(s->state, "absent") == 0)
+			continue;
+		total++;
 		if (source_up(s)) {
 			up++;
 			continue;
@@ -373,7 +377,7 @@ int stats_format_notify_status(const struct status_doc *doc, char *buf, size_t l
 	} else {
 		snprintf(fed, sizeof(fed), "nothing fed yet");
 	}
-	return snprintf(buf, len, "%zu/%zu sources up; %s%s", up, doc->n_sources, fed, down);
+	return snprintf(buf, len, "%zu/%zu sources up; %s%s", up, total, fed, down);
 }
 
 /* ---- reading (rngd --status) ---- */

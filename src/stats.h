@@ -115,7 +115,8 @@ int stats_format_summary(const struct status_doc *doc, char *buf, size_t len);
  * when something happened, e.g.
  *   "2/2 sources up; fed 192 bytes in 3 feeds, last 04:47:54 UTC"
  *   "1/2 sources up; nothing fed yet; not running: file:noise (backoff)"
- * A source counts as up when running or starting. Returns what snprintf() returns.
+ * A source counts as up when running or starting; absent ones (cannot work on this
+ * machine) are left out. Returns what snprintf() returns.
  */
 int stats_format_notify_status(const struct status_doc *doc, char *buf, size_t len);
 

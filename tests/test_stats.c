@@ -442,11 +442,11 @@ static void test_notify_status(void **state)
 	doc.feeds = 0;
 	stats_format_notify_status(&doc, buf, sizeof(buf));
 	assert_string_equal(buf, "2/2 sources up; nothing fed yet");
+	/* A source that cannot work on this machine is left out of the count. */
 	src[0].state = "failed";
 	src[1].state = "absent";
 	stats_format_notify_status(&doc, buf, sizeof(buf));
-	assert_string_equal(buf, "0/2 sources up; nothing fed yet; not running: hwrng (failed), "
-				 "file:noise (absent)");
+	assert_string_equal(buf, "0/1 sources up; nothing fed yet; not running: hwrng (failed)");
 	doc.n_sources = 0;
 	stats_format_notify_status(&doc, buf, sizeof(buf));
 	assert_string_equal(buf, "0/0 sources up; nothing fed yet");
