@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -687,6 +688,9 @@ int daemon_run(struct daemon *d)
 			p[4].fd = d->sink.fd;
 		if (d->mode == DAEMON_ONCE)
 			timeout = 1000;
+		/* POLLOUT never without a timeout: a kernel may never report it (§1.4). */
+		if (p[4].fd >= 0)
+			timeout = (int)MIN(d->conf.feed_interval * 1000, (uint64_t)INT_MAX);
 		/* Blocks waiting and wanted now (output, test, CRNG not ready): do not sleep. */
 		if (!source_set_prepare_wait(d->set) && d->want_more)
 			timeout = 0;
@@ -752,8 +756,13 @@ int daemon_run(struct daemon *d)
 	return r;
 }
 
+/* Threads still in a driver's read after this are left to the process exit. */
+#define STOP_LIMIT_NS (20 * NSEC_PER_MSEC)
+
 void daemon_fini(struct daemon *d)
 {
+	if (d->set && !source_set_stop_within(d->set, STOP_LIMIT_NS))
+		log_debug("a source thread is still in its driver's read; the exit ends it");
 	source_set_free(d->set);
 	d->set = NULL;
 	if (d->sink_open)

@@ -103,6 +103,7 @@ struct source_set {
 	size_t n;
 	bool started;
 	size_t ring_blocks;
+	bool abandoned; /* a thread outlived source_set_stop_within() */
 	/* The consumer is about to sleep: the next published block must wake it. */
 	_Atomic bool consumer_idle;
 	pthread_mutex_t lock; /* for none_left */
@@ -749,6 +750,9 @@ void source_set_free(struct source_set *set)
 	if (!set)
 		return;
 	source_set_stop(set);
+	/* A thread still blocked in its driver uses the set: leave it all to the exit. */
+	if (set->abandoned)
+		return;
 	for (size_t i = 0; i < set->n; i++)
 		source_free(set->src[i]);
 	free(set->src);
@@ -1350,12 +1354,14 @@ int source_set_start(struct source_set *set, int wake_fd)
 	return r;
 }
 
-void source_set_stop(struct source_set *set)
+bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 {
 	struct timespec tick = { .tv_sec = 0, .tv_nsec = 1000000 };
+	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
+	bool all_done = false;
 
 	if (!set || !set->started)
-		return;
+		return !set || !set->abandoned;
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
 
@@ -1370,9 +1376,8 @@ void source_set_stop(struct source_set *set)
 	 * A thread may be blocked in read(), or about to enter it when the signal comes:
 	 * signal again every 5 ms until it is out.
 	 */
-	for (unsigned int n = 0;; n++) {
-		bool all_done = true;
-
+	for (unsigned int n = 0; !all_done && now_ns() < deadline; n++) {
+		all_done = true;
 		for (size_t i = 0; i < set->n; i++) {
 			struct source *src = set->src[i];
 
@@ -1382,20 +1387,35 @@ void source_set_stop(struct source_set *set)
 			if (n % 5 == 0)
 				pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
 		}
-		if (all_done)
-			break;
-		nanosleep(&tick, NULL);
+		if (!all_done)
+			nanosleep(&tick, NULL);
 	}
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
 
 		if (!src->thread_started)
 			continue;
-		pthread_join(src->thread, NULL);
+		if (atomic_load(&src->thread_done)) {
+			pthread_join(src->thread, NULL);
+		} else {
+			/*
+			 * Still inside the driver: virtio-rng, for one, waits for the host
+			 * killably, so only the process's exit ends that read (kernel-
+			 * interfaces.md §3). Let it go; the set stays allocated for it.
+			 */
+			pthread_detach(src->thread);
+			set->abandoned = true;
+		}
 		src->thread_started = false;
 		atomic_store(&src->waiting, false);
 	}
 	set->started = false;
+	return !set->abandoned;
+}
+
+void source_set_stop(struct source_set *set)
+{
+	source_set_stop_within(set, UINT64_MAX);
 }
 
 /* ---- consumer ---- */

@@ -263,8 +263,16 @@ ssize_t source_read_once(struct source *src, void *buf, size_t n);
  */
 int source_set_start(struct source_set *set, int wake_fd);
 
-/* Ask every thread to stop, interrupt blocked reads, join. Returns within ~100 ms. */
+/* Ask every thread to stop, interrupt blocked reads, join them all. */
 void source_set_stop(struct source_set *set);
+
+/*
+ * The same, waiting at most limit_ns. A read that only a fatal signal ends (virtio-rng
+ * waits for its host killably) can outlast any signal of ours: such a thread is left
+ * running, the set is marked abandoned (source_set_free() then leaves it alone) and false
+ * is returned; the process must exit, which ends the read. True when all were joined.
+ */
+bool source_set_stop_within(struct source_set *set, uint64_t limit_ns);
 
 /*
  * Consumer side, main thread only. Drop blocks older than max_age_ns, then copy up to n
