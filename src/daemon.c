@@ -756,8 +756,11 @@ int daemon_run(struct daemon *d)
 	return r;
 }
 
-/* Threads still in a driver's read after this are left to the process exit. */
-#define STOP_LIMIT_NS (20 * NSEC_PER_MSEC)
+/*
+ * Threads still in a driver's read after this are left to the process exit: a thread
+ * that is not in a read stops within microseconds of being asked.
+ */
+#define STOP_LIMIT_NS (2 * NSEC_PER_MSEC)
 
 void daemon_fini(struct daemon *d)
 {

@@ -1356,7 +1356,7 @@ int source_set_start(struct source_set *set, int wake_fd)
 
 bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 {
-	struct timespec tick = { .tv_sec = 0, .tv_nsec = 1000000 };
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = 200000 };
 	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
 	bool all_done = false;
 
@@ -1374,7 +1374,7 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 	}
 	/*
 	 * A thread may be blocked in read(), or about to enter it when the signal comes:
-	 * signal again every 5 ms until it is out.
+	 * look every 0.2 ms, signal again every 5 ms until it is out.
 	 */
 	for (unsigned int n = 0; !all_done && now_ns() < deadline; n++) {
 		all_done = true;
@@ -1384,7 +1384,7 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 			if (!src->thread_started || atomic_load(&src->thread_done))
 				continue;
 			all_done = false;
-			if (n % 5 == 0)
+			if (n % 25 == 0)
 				pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
 		}
 		if (!all_done)
