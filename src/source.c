@@ -104,11 +104,15 @@ struct source_set {
 	bool started;
 	size_t ring_blocks;
 	bool abandoned; /* a thread outlived source_set_stop_within() */
+	struct source_set *next_abandoned;
 	/* The consumer is about to sleep: the next published block must wake it. */
 	_Atomic bool consumer_idle;
 	pthread_mutex_t lock; /* for none_left */
 	bool none_left;	      /* "no-source-left" logged */
 };
+
+/* Sets whose threads outlived their stop; the process exit ends them (main thread only). */
+static struct source_set *abandoned_sets;
 
 const char *source_state_name(enum source_state s)
 {
@@ -750,9 +754,15 @@ void source_set_free(struct source_set *set)
 	if (!set)
 		return;
 	source_set_stop(set);
-	/* A thread still blocked in its driver uses the set: leave it all to the exit. */
-	if (set->abandoned)
+	/*
+	 * A thread still blocked in its driver uses the set: leave it all to the exit, still
+	 * reachable (so that leak checkers do not count it).
+	 */
+	if (set->abandoned) {
+		set->next_abandoned = abandoned_sets;
+		abandoned_sets = set;
 		return;
+	}
 	for (size_t i = 0; i < set->n; i++)
 		source_free(set->src[i]);
 	free(set->src);
