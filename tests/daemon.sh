@@ -4,31 +4,7 @@
 # Each case prints "ok", "skip: why" or "FAIL: why"; the script exits 1 if any failed,
 # 77 if all were skipped.
 set -u
-top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
-top_srcdir=${top_srcdir:-$top_builddir}
-RNGD=$top_builddir/rngd
-RNGTEST=$top_builddir/rngtest
-T=$(mktemp -d /tmp/rngd-daemon-test.XXXXXX)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-passed=0 failed=0 skipped=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
-skip() { echo "skip: $1"; skipped=$((skipped + 1)); }
-is_root() { [ "$(id -u)" = 0 ]; }
-have_sys_admin() { # CAP_SYS_ADMIN (bit 21) in our effective set
-	local eff
-	eff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
-	(((0x$eff >> 21) & 1))
-}
-hwrng_readable() { [ -r /dev/hwrng ] && timeout 2 dd if=/dev/hwrng of=/dev/null bs=16 count=1 2>/dev/null; }
-# A configuration with no default sources, so that only what a test names runs.
-NOSRC=(-x hwrng -x via)
+. "$(dirname "$0")/lib.sh" daemon
 
 # Pseudo-random blocks with two all-zero blocks (they fail monobit): $1 file, $2 blocks.
 # A fixed seed keeps the input the same from run to run: about one random block in 1250
@@ -294,7 +270,4 @@ test_stop_latency
 test_signals
 test_exit_codes
 test_list
-echo "daemon: $passed passed, $failed failed, $skipped skipped"
-[ $failed -eq 0 ] || exit 1
-[ $passed -eq 0 ] && exit 77
-exit 0
+finish

@@ -8,33 +8,12 @@
 # 77 if all were skipped.
 set -u
 export LC_ALL=C # EPOCHREALTIME with a dot
-top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
-RNGD=$top_builddir/rngd
-T=$(mktemp -d /tmp/rngd-systemd-test.XXXXXX)
+. "$(dirname "$0")/lib.sh" systemd-daemon
 # The privilege-drop case writes its status file below $T as nobody.
 chmod 755 "$T"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-passed=0 failed=0 skipped=0
-ok() { echo "ok: $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
-skip() { echo "skip: $1"; skipped=$((skipped + 1)); }
-is_root() { [ "$(id -u)" = 0 ]; }
-have_sys_admin() { # CAP_SYS_ADMIN (bit 21) in our effective set
-	local eff
-	eff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
-	(((0x$eff >> 21) & 1))
-}
-hwrng_readable() { [ -r /dev/hwrng ] && timeout 2 dd if=/dev/hwrng of=/dev/null bs=16 count=1 2>/dev/null; }
 have_strace() { command -v strace >/dev/null; }
 # Feeding the kernel from the real hwrng: root with CAP_SYS_ADMIN and a readable device.
 can_feed_hwrng() { is_root && have_sys_admin && hwrng_readable; }
-NOSRC=(-x hwrng -x via)
 WATCHDOG_SEC=2
 # A fixed copy of the environment without anything systemd might have set for us.
 CLEANENV=(env -u NOTIFY_SOCKET -u WATCHDOG_USEC -u WATCHDOG_PID -u JOURNAL_STREAM -u LISTEN_FDS -u LISTEN_PID)
@@ -609,7 +588,4 @@ test_watchdog_and_unset
 test_privilege_drop
 test_status_file
 test_once
-echo "systemd-daemon: $passed passed, $failed failed, $skipped skipped"
-[ $failed -eq 0 ] || exit 1
-[ $passed -eq 0 ] && exit 77
-exit 0
+finish

@@ -1,0 +1,38 @@
+# Shared by the integration scripts that run the real rngd binary: paths, a temporary
+# directory and the processes a test started (both cleaned up on exit), ok/FAIL/skip
+# counters and what a case may need of this machine. Source it with the script's name:
+#   . "$(dirname "$0")/lib.sh" NAME
+# then end with `finish`: exit 1 if any case failed, 77 if all were skipped.
+# shellcheck shell=bash
+lib_name=$1
+top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
+top_srcdir=${top_srcdir:-$top_builddir}
+RNGD=$top_builddir/rngd
+RNGTEST=$top_builddir/rngtest
+T=$(mktemp -d "/tmp/rngd-$lib_name.XXXXXX")
+pids=() # stopped by their own PID on exit
+cleanup() {
+	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+passed=0 failed=0 skipped=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1"; failed=$((failed + 1)); }
+skip() { echo "skip: $1"; skipped=$((skipped + 1)); }
+finish() {
+	echo "$lib_name: $passed passed, $failed failed, $skipped skipped"
+	[ $failed -eq 0 ] || exit 1
+	[ $passed -eq 0 ] && exit 77
+	exit 0
+}
+is_root() { [ "$(id -u)" = 0 ]; }
+have_sys_admin() { # CAP_SYS_ADMIN (bit 21) in our effective set
+	local eff
+	eff=$(awk '/^CapEff/ {print $2}' /proc/self/status)
+	(((0x$eff >> 21) & 1))
+}
+hwrng_readable() { [ -r /dev/hwrng ] && timeout 2 dd if=/dev/hwrng of=/dev/null bs=16 count=1 2>/dev/null; }
+# No default sources, so that only what a test names runs.
+NOSRC=(-x hwrng -x via)
