@@ -231,6 +231,19 @@ static void reset_tick(struct daemon *d)
 	arm_timer(d->tick_fd, p ? now_ns() + p : UINT64_MAX, p);
 }
 
+static size_t usable_sources(struct daemon *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < source_set_size(d->set); i++) {
+		struct source_stats s;
+
+		source_get_stats(source_set_get(d->set, i), &s);
+		n += s.state != SOURCE_ABSENT;
+	}
+	return n;
+}
+
 int daemon_start(struct daemon *d)
 {
 	uint64_t now = now_ns();
@@ -247,7 +260,7 @@ int daemon_start(struct daemon *d)
 	d->next_status_ns = now;
 	d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
 	reset_tick(d);
-	log_info("started: %zu source(s), sink %s%s", source_set_size(d->set), sink_kind(d),
+	log_info("started: %zu source(s), sink %s%s", usable_sources(d), sink_kind(d),
 		 d->sink_open && !d->sink.output_mode && !d->crng_ready ? ", CRNG not ready yet"
 									  : "");
 	return 0;

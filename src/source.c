@@ -904,7 +904,8 @@ int source_set_init(struct source_set *set)
 		r = open_source(src, why, sizeof(why));
 		if (r < 0) {
 			set_error(src, -r, why);
-			log_full(src->configured ? LOG_WARNING : LOG_INFO, src->name,
+			/* A default source this machine lacks (via on AMD) is no news. */
+			log_full(src->configured ? LOG_WARNING : LOG_DEBUG, src->name,
 				 "source-absent", NULL, "not available: %s", why);
 			continue;
 		}
