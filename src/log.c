@@ -50,11 +50,6 @@ void log_setup(int level, enum log_target t)
 	target = t;
 }
 
-int log_get_max_level(void)
-{
-	return max_level;
-}
-
 void log_set_ident(const char *s)
 {
 	ident = s;

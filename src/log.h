@@ -20,7 +20,6 @@ enum log_target {
 
 /* Set the most verbose level printed (LOG_ERR..LOG_DEBUG) and where lines go. */
 void log_setup(int max_level, enum log_target target);
-int log_get_max_level(void);
 /* Prefix for stderr lines, e.g. "rngd"; default program_invocation_short_name. */
 void log_set_ident(const char *ident);
 

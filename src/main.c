@@ -465,7 +465,8 @@ static void report_start(int *report_fd, unsigned char code)
 		if (fd >= 0) {
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);
-			if (log_get_max_level() >= 0 && !isatty(STDERR_FILENO))
+			/* Keep a terminal for the log lines; anything else is let go of. */
+			if (!isatty(STDERR_FILENO))
 				dup2(fd, STDERR_FILENO);
 			if (fd > STDERR_FILENO)
 				close(fd);
