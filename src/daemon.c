@@ -104,15 +104,22 @@ static int setup_credit(struct daemon *d)
 }
 
 /*
- * Streaming (output, test) wants room for a burst; feeding the kernel reads on demand
- * and keeps the default small ring.
+ * Streaming (output, test) wants room for a burst, and writes half a ring at a time: each
+ * write wakes the reader of our output, and on a machine with few cores every wake-up is
+ * a context switch taken from the source threads. What is left of a batch waits at most
+ * STREAM_FLUSH_NS. Feeding the kernel reads on demand and keeps the default small ring.
  */
-#define STREAM_RING_BLOCKS 16
+#define STREAM_RING_BLOCKS 256
+#define STREAM_FLUSH_NS NSEC_PER_MSEC
 
 static void setup_ring(struct daemon *d, struct source_set *set)
 {
-	if (d->mode == DAEMON_TEST || d->mode == DAEMON_DUMP || (d->sink_open && d->sink.output_mode))
+	d->batch = 1;
+	if (d->mode == DAEMON_TEST || d->mode == DAEMON_DUMP ||
+	    (d->sink_open && d->sink.output_mode)) {
 		source_set_ring_blocks(set, STREAM_RING_BLOCKS);
+		d->batch = STREAM_RING_BLOCKS / 2;
+	}
 }
 
 static void setup_policy(struct daemon *d, bool keep_history)
@@ -666,6 +673,28 @@ done:
 	return 0;
 }
 
+/*
+ * Streaming: whether to wait for the rest of a batch rather than write what is there now.
+ * Less than a batch is written once it has waited STREAM_FLUSH_NS.
+ */
+static bool hold_for_batch(struct daemon *d, uint64_t now)
+{
+	size_t held;
+
+	if (!d->want_more || d->batch <= 1)
+		goto write;
+	held = source_set_held(d->set);
+	if (held == 0 || held >= d->batch)
+		goto write;
+	if (!d->partial_since)
+		d->partial_since = now;
+	if (now - d->partial_since < STREAM_FLUSH_NS)
+		return true;
+write:
+	d->partial_since = 0;
+	return false;
+}
+
 /* Whether every source has ended for good (failed, or ran out of input). */
 static bool no_source_left(struct daemon *d)
 {
@@ -704,9 +733,20 @@ int daemon_run(struct daemon *d)
 		/* POLLOUT never without a timeout: a kernel may never report it (§1.4). */
 		if (p[4].fd >= 0)
 			timeout = (int)MIN(d->conf.feed_interval * 1000, (uint64_t)INT_MAX);
-		/* Blocks waiting and wanted now (output, test, CRNG not ready): do not sleep. */
-		if (!source_set_prepare_wait(d->set) && d->want_more)
-			timeout = 0;
+		/*
+		 * Blocks waiting and wanted now (output, test, CRNG not ready): do not sleep.
+		 * Streaming waits for a batch, or for the deadline of a partial one.
+		 */
+		if (!source_set_prepare_wait(d->set, d->want_more ? d->batch : 1)) {
+			if (d->want_more)
+				timeout = 0;
+		} else if (d->partial_since) {
+			uint64_t now = now_ns(), due = d->partial_since + STREAM_FLUSH_NS;
+			int left = now >= due ? 0 : (int)((due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+
+			if (timeout < 0 || left < timeout)
+				timeout = left;
+		}
 		if (poll(p, ARRAY_SIZE(p), timeout) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -744,10 +784,12 @@ int daemon_run(struct daemon *d)
 			drain_fd(d->tick_fd);
 			tick(d);
 		}
-		r = feed_cycle(d);
-		if (r != 0) {
-			r = r > 0 ? 0 : r;
-			break;
+		if (!hold_for_batch(d, now_ns())) {
+			r = feed_cycle(d);
+			if (r != 0) {
+				r = r > 0 ? 0 : r;
+				break;
+			}
 		}
 		if (no_source_left(d) && fresh_available(d, now_ns()) == 0) {
 			/* The source framework has said why, once. */

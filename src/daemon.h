@@ -50,6 +50,8 @@ struct daemon {
 	bool ready_sent;
 	bool notify;		/* NOTIFY_SOCKET is set */
 	bool want_more;		/* tested data is wanted at once */
+	size_t batch;		/* blocks a ring holds before a streaming write */
+	uint64_t partial_since;	/* when less than a batch was first seen waiting, 0: not */
 	uint64_t timer_at;	/* when the feed timer fires, UINT64_MAX: disarmed */
 	bool status_error_logged;
 	int sig_fd, wake_fd, timer_fd, tick_fd;

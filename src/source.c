@@ -106,7 +106,7 @@ struct source_set {
 	bool abandoned; /* a thread outlived source_set_stop_within() */
 	struct source_set *next_abandoned;
 	/* The consumer is about to sleep: the next published block must wake it. */
-	_Atomic bool consumer_idle;
+	_Atomic size_t wake_at;		/* 0: the consumer is busy; else the blocks it waits for */
 	pthread_mutex_t lock; /* for none_left */
 	bool none_left;	      /* "no-source-left" logged */
 };
@@ -925,15 +925,24 @@ void source_set_ring_blocks(struct source_set *set, size_t blocks)
 	set->ring_blocks = blocks ? blocks : 1;
 }
 
-bool source_set_prepare_wait(struct source_set *set)
+size_t source_set_held(struct source_set *set)
 {
-	atomic_store(&set->consumer_idle, true);
+	size_t most = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->src[i]->ring.slots)
+			most = MAX(most, ring_count(&set->src[i]->ring));
+	return most;
+}
+
+bool source_set_prepare_wait(struct source_set *set, size_t wake_at)
+{
+	wake_at = MAX(wake_at, 1);
+	atomic_store(&set->wake_at, wake_at);
 	atomic_thread_fence(memory_order_seq_cst);
-	for (size_t i = 0; i < set->n; i++) {
-		if (set->src[i]->ring.slots && ring_count(&set->src[i]->ring) > 0) {
-			atomic_store(&set->consumer_idle, false);
-			return false;
-		}
+	if (source_set_held(set) >= wake_at) {
+		atomic_store(&set->wake_at, 0);
+		return false;
 	}
 	return true;
 }
@@ -941,15 +950,27 @@ bool source_set_prepare_wait(struct source_set *set)
 static void wake(struct source *src);
 
 /*
- * After a block was published: wake the consumer only if it said it would sleep. Both
- * sides use sequentially consistent operations (flag, then ring; ring, then flag), so a
- * block published while the consumer looks at the rings is seen by one or the other.
+ * After a block was published: wake the consumer only if it said it would sleep and this
+ * ring now holds the blocks it waits for, or this block is the ring's only one. Both sides use sequentially consistent
+ * operations (wake_at, then ring; ring, then wake_at), so a block published while the
+ * consumer looks at the rings is seen by one or the other.
  */
 static void wake_consumer(struct source *src)
 {
+	size_t at;
+
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!src->set || atomic_exchange(&src->set->consumer_idle, false))
+	if (!src->set) {
 		wake(src);
+		return;
+	}
+	at = atomic_load(&src->set->wake_at);
+	if (at) {
+		size_t held = ring_count(&src->ring);
+
+		if ((held >= at || held == 1) && atomic_exchange(&src->set->wake_at, 0))
+			wake(src);
+	}
 }
 
 static void wake(struct source *src)

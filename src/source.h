@@ -222,12 +222,16 @@ struct source *source_set_find(struct source_set *set, const char *name);
 void source_set_ring_blocks(struct source_set *set, size_t blocks);
 
 /*
- * The consumer is about to sleep in poll(): returns false when a ring already holds a
- * block (do not sleep), true when the next published block will write to wake_fd. Source
- * threads write to wake_fd for a block only after this call, so that a busy consumer is not
- * woken once per block; state changes always wake it.
+ * The consumer is about to sleep in poll(): returns false when a ring already holds
+ * wake_at blocks (do not sleep). Otherwise a source thread writes to wake_fd when a block
+ * it publishes brings its ring to wake_at blocks, or is the only one in its ring, so that
+ * a consumer waiting for a batch learns that something is pending and can set its own
+ * deadline for the rest. Source threads write to wake_fd for a block only after this
+ * call, so that a busy consumer is not woken once per block; state changes always wake it.
  */
-bool source_set_prepare_wait(struct source_set *set);
+bool source_set_prepare_wait(struct source_set *set, size_t wake_at);
+/* Consumer: the most blocks any ring holds. */
+size_t source_set_held(struct source_set *set);
 
 /*
  * -l/--list: probe every known source (enabled or not) and print one line each to f:

@@ -731,6 +731,81 @@ static void test_fifo_and_stop_latency(void **state)
 	unlink(tmp_path("fifo"));
 }
 
+static bool wake_pending(int efd)
+{
+	uint64_t v;
+
+	return read(efd, &v, sizeof(v)) == (ssize_t)sizeof(v);
+}
+
+static void wait_held(struct source_set *set, size_t n)
+{
+	uint64_t deadline = now_ns() + 5 * NSEC_PER_SEC;
+
+	while (source_set_held(set) < n && now_ns() < deadline)
+		usleep(1000);
+	assert_int_equal(source_set_held(set), n);
+}
+
+/*
+ * A consumer that waits for a batch is woken by the first block in an empty ring and by
+ * the block that completes the batch, not by the ones between.
+ */
+static void test_batched_wake(void **state)
+{
+	uint8_t *in, *want;
+	size_t in_len;
+	struct source_set *set;
+	struct pollfd p;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int wfd;
+
+	assert_true(efd >= 0);
+	/* Four blocks that all pass (a random block fails about once in 1250). */
+	while (make_input(&in, &in_len, &want, 4, NULL) != 4) {
+		free(in);
+		free(want);
+	}
+	assert_int_equal(mkfifo(tmp_path("fifo"), 0600), 0);
+	wfd = open(tmp_path("fifo"), O_RDWR | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	set = one_file_set(tmp_path("fifo"));
+	source_set_ring_blocks(set, 8);
+	assert_int_equal(source_set_init(set), 1);
+	assert_true(source_set_prepare_wait(set, 4));
+	assert_int_equal(source_set_start(set, efd), 0);
+
+	p = (struct pollfd){ .fd = efd, .events = POLLIN };
+	assert_int_equal(write_full(wfd, in, 4 + BLOCK), 0);
+	assert_int_equal(poll(&p, 1, 5000), 1); /* the first block wakes */
+	wait_held(set, 1);
+	/* The state change to running wakes too, just after it shows. */
+	for (int i = 0; i < 5000 && state_of(source_set_get(set, 0)) != SOURCE_RUNNING; i++)
+		usleep(1000);
+	assert_int_equal(state_of(source_set_get(set, 0)), SOURCE_RUNNING);
+	usleep(20000);
+	while (wake_pending(efd))
+		;
+
+	assert_true(source_set_prepare_wait(set, 4));
+	assert_int_equal(write_full(wfd, in + 4 + BLOCK, 2 * BLOCK), 0);
+	wait_held(set, 3);
+	assert_false(wake_pending(efd)); /* blocks 2 and 3 do not */
+
+	assert_int_equal(write_full(wfd, in + 4 + 3 * BLOCK, BLOCK), 0);
+	assert_int_equal(poll(&p, 1, 5000), 1); /* the fourth completes the batch */
+	wait_held(set, 4);
+	assert_false(source_set_prepare_wait(set, 4));
+	assert_true(source_set_prepare_wait(set, 5));
+
+	source_set_free(set);
+	close(wfd);
+	close(efd);
+	free(in);
+	free(want);
+	unlink(tmp_path("fifo"));
+}
+
 static void test_fifo_without_writer(void **state)
 {
 	struct source_set *set;
@@ -996,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_fail_window),
 		cmocka_unit_test(test_regular_file),
 		cmocka_unit_test(test_fifo_and_stop_latency),
+		cmocka_unit_test(test_batched_wake),
 		cmocka_unit_test(test_fifo_without_writer),
 		cmocka_unit_test(test_fifo_writer_comes_and_goes),
 		cmocka_unit_test(test_backoff_on_failures),
