@@ -19,9 +19,8 @@
 #include "stats.h"
 #include "util.h"
 
-/* Largest RNDADDENTROPY we make, and the output buffer for -o/--dump. */
+/* Largest RNDADDENTROPY we make. */
 #define KERNEL_CHUNK FIPS_BLOCK_BYTES
-#define OUTPUT_CHUNK (256 * 1024)
 /* --once gives up when no tested block arrived in this time. */
 #define ONCE_TIMEOUT_NS (60 * NSEC_PER_SEC)
 
@@ -197,7 +196,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	d->buf_size = d->sink_open && !d->sink.output_mode ? KERNEL_CHUNK : OUTPUT_CHUNK;
+	d->buf_size = KERNEL_CHUNK;
 	d->buf = malloc(d->buf_size);
 	if (d->sig_fd < 0 || d->wake_fd < 0 || d->timer_fd < 0 || d->tick_fd < 0 || !d->buf) {
 		r = d->buf ? -errno : -ENOMEM;
@@ -316,39 +315,93 @@ static size_t gather(struct daemon *d, size_t n, uint64_t now, uint64_t *total_b
 	return off;
 }
 
-/* Feed n bytes (as far as the sources have them). Returns bytes fed or -errno. */
-static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
+/* Blocks one streaming write takes at most (two full batches of each of two sources). */
+#define STREAM_IOV 512
+
+/*
+ * Output and test modes: write up to n bytes (as far as the sources have them) straight
+ * from the ring slots, without a copy, taking from each source in turn. Nothing is
+ * credited. Returns the bytes written or -errno.
+ */
+static ssize_t stream(struct daemon *d, size_t n, uint64_t now)
 {
+	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
 	size_t count = source_set_size(d->set), total = 0;
-	bool credit_it = d->sink_open && !d->sink.output_mode;
+	struct iovec iov[STREAM_IOV];
 
 	while (total < n) {
-		size_t chunk = MIN(n - total, d->buf_size), k;
-		uint64_t credit;
+		size_t want = n - total, used = 0, k = 0;
 		int r = 0;
 
 		if (d->byte_limit)
-			chunk = MIN(chunk, d->byte_limit - d->c.bytes_fed);
-		k = gather(d, chunk, now, &credit);
+			want = MIN(want, d->byte_limit - d->c.bytes_fed);
+		for (size_t j = 0; j < count; j++) {
+			size_t i = (d->next_src + j) % count;
+			struct daemon_source *ps = &d->per_src[i];
+
+			ps->got = 0;
+			if (k < want && used < STREAM_IOV)
+				used += source_peek(source_set_get(d->set, i), iov + used,
+						    STREAM_IOV - used, want - k, now, max_age, &ps->got);
+			k += ps->got;
+		}
+		if (count)
+			d->next_src = (d->next_src + 1) % count;
 		if (k == 0)
 			break;
 		if (d->mode != DAEMON_TEST)
-			r = sink_add_entropy(&d->sink, d->buf, k, credit_it ? (unsigned int)credit : 0);
-		wipe(d->buf, k);
+			r = sink_write_iov(&d->sink, iov, (int)used);
+		for (size_t i = 0; i < count; i++) {
+			struct source *src = source_set_get(d->set, i);
+
+			if (!d->per_src[i].got)
+				continue;
+			source_consume(src, d->per_src[i].got);
+			if (r == 0)
+				source_account_fed(src, d->per_src[i].got, 0);
+		}
 		if (r < 0)
 			return r;
-		for (size_t i = 0; i < count; i++)
-			if (d->per_src[i].got)
-				source_account_fed(source_set_get(d->set, i), d->per_src[i].got,
-						   credit_it ? d->per_src[i].bits : 0);
 		total += k;
 		if (d->mode == DAEMON_TEST) {
 			d->test_bytes += k;
 			continue;
 		}
 		d->c.bytes_fed += k;
-		if (credit_it)
-			d->c.bits_credited += credit;
+		if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
+			break;
+	}
+	return (ssize_t)total;
+}
+
+/* Feed n bytes (as far as the sources have them). Returns bytes fed or -errno. */
+static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
+{
+	size_t count = source_set_size(d->set), total = 0;
+
+	if (!d->sink_open || d->sink.output_mode)
+		return stream(d, n, now);
+	while (total < n) {
+		size_t chunk = MIN(n - total, d->buf_size), k;
+		uint64_t credit;
+		int r;
+
+		if (d->byte_limit)
+			chunk = MIN(chunk, d->byte_limit - d->c.bytes_fed);
+		k = gather(d, chunk, now, &credit);
+		if (k == 0)
+			break;
+		r = sink_add_entropy(&d->sink, d->buf, k, (unsigned int)credit);
+		wipe(d->buf, k);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < count; i++)
+			if (d->per_src[i].got)
+				source_account_fed(source_set_get(d->set, i), d->per_src[i].got,
+						   d->per_src[i].bits);
+		total += k;
+		d->c.bytes_fed += k;
+		d->c.bits_credited += credit;
 		if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
 			break;
 	}

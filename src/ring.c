@@ -69,6 +69,16 @@ struct block *ring_read_slot(struct ring *r)
 	return &r->slots[tail & r->mask];
 }
 
+struct block *ring_peek(struct ring *r, size_t i)
+{
+	size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	size_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+
+	if (head - tail <= i)
+		return NULL;
+	return &r->slots[(tail + i) & r->mask];
+}
+
 void ring_release(struct ring *r)
 {
 	size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);

@@ -37,6 +37,8 @@ void ring_publish(struct ring *r);
 
 /* Consumer: the oldest published block, or NULL when empty. */
 struct block *ring_read_slot(struct ring *r);
+/* Consumer: the i-th oldest published block (0: ring_read_slot()'s), or NULL. */
+struct block *ring_peek(struct ring *r, size_t i);
 /* Consumer: wipe and release the block returned by ring_read_slot(). */
 void ring_release(struct ring *r);
 

@@ -290,6 +290,11 @@ static int add_entropy_ioctl(int fd, void *req)
 	}
 }
 
+int sink_write_iov(struct sink *s, struct iovec *iov, int cnt)
+{
+	return s->output_mode ? writev_full(s->fd, iov, cnt) : -EINVAL;
+}
+
 int sink_add_entropy(struct sink *s, const uint8_t *buf, size_t n, unsigned int bits)
 {
 	struct rand_pool_info *info;

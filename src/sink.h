@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 enum kernel_gen {
 	KERNEL_MODERN,		/* poolsize 256: credit counts only before the CRNG is ready */
@@ -55,6 +56,8 @@ uint64_t sink_credit(uint64_t *rem, size_t bytes, unsigned int quality,
  * once. -EPERM means no CAP_SYS_ADMIN. Output mode writes the bytes instead.
  */
 int sink_add_entropy(struct sink *s, const uint8_t *buf, size_t n, unsigned int bits);
+/* Output mode: write cnt buffers (iov[] is used up). 0 or -errno; -EINVAL when feeding. */
+int sink_write_iov(struct sink *s, struct iovec *iov, int cnt);
 /*
  * Whether the kernel lets us feed it: an empty RNDADDENTROPY (no data, no credit).
  * 0, -EPERM without CAP_SYS_ADMIN, other -errno. Always 0 in output mode.

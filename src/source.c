@@ -1470,27 +1470,69 @@ static void consumer_release(struct source *src)
 	}
 }
 
-size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)
+/* Drop the blocks older than max_age_ns from the front of the ring. */
+static void drop_stale(struct source *src, uint64_t now, uint64_t max_age_ns)
 {
-	struct block *b;
-	size_t done = 0;
+	const struct block *b;
 
 	while ((b = ring_read_slot(&src->ring)) && stale(b, now, max_age_ns))
 		consumer_release(src);
-	while (done < n && (b = ring_read_slot(&src->ring))) {
-		size_t k;
+}
 
-		if (stale(b, now, max_age_ns)) {
-			consumer_release(src);
+size_t source_peek(struct source *src, struct iovec *iov, size_t max_iov, size_t n, uint64_t now,
+		   uint64_t max_age_ns, size_t *bytes)
+{
+	size_t used = 0, done = 0, off = src->take_off;
+	struct block *b;
+
+	/* Blocks are published in time order: past the first fresh one, all are fresh. */
+	drop_stale(src, now, max_age_ns);
+	while (used < max_iov && done < n && (b = ring_peek(&src->ring, used))) {
+		size_t k = MIN(n - done, sizeof(b->data) - off);
+
+		iov[used].iov_base = b->data + off;
+		iov[used++].iov_len = k;
+		done += k;
+		off = 0;
+	}
+	*bytes = done;
+	return used;
+}
+
+void source_consume(struct source *src, size_t n)
+{
+	struct block *b;
+
+	while (n > 0 && (b = ring_read_slot(&src->ring))) {
+		size_t k = MIN(n, sizeof(b->data) - src->take_off);
+
+		n -= k;
+		if (src->take_off + k == sizeof(b->data)) {
+			consumer_release(src); /* wipes the whole block */
 			continue;
 		}
-		k = MIN(n - done, sizeof(b->data) - src->take_off);
-		memcpy(buf + done, b->data + src->take_off, k);
 		wipe(b->data + src->take_off, k);
 		src->take_off += k;
-		done += k;
-		if (src->take_off == sizeof(b->data))
-			consumer_release(src);
+	}
+}
+
+size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)
+{
+	struct iovec iov[8];
+	size_t done = 0;
+
+	drop_stale(src, now, max_age_ns);
+	while (done < n) {
+		size_t got, used = source_peek(src, iov, ARRAY_SIZE(iov), n - done, now, max_age_ns,
+					       &got);
+
+		if (got == 0)
+			break;
+		for (size_t i = 0; i < used; i++) {
+			memcpy(buf + done, iov[i].iov_base, iov[i].iov_len);
+			done += iov[i].iov_len;
+		}
+		source_consume(src, got);
 	}
 	return done;
 }

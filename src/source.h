@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "conf.h"
 #include "fips.h"
@@ -284,6 +285,16 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns);
  * handed out are never handed out again.
  */
 size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns);
+/*
+ * The same without a copy: drop the stale blocks, then point iov[] (at most max_iov
+ * entries, one per block) at up to n tested bytes from the oldest fresh one on. Returns the
+ * entries used; *bytes gets the bytes they hold. They stay in the ring until
+ * source_consume(), which must follow before anything else takes from this source.
+ */
+size_t source_peek(struct source *src, struct iovec *iov, size_t max_iov, size_t n, uint64_t now,
+		   uint64_t max_age_ns, size_t *bytes);
+/* Wipe and hand back the first n bytes source_peek() pointed at. */
+void source_consume(struct source *src, size_t n);
 /* Fresh tested bytes ready to take. */
 size_t source_available(struct source *src, uint64_t now, uint64_t max_age_ns);
 /* Credit quality in bits per 1024 bits (configured, else found, else the driver's). */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,28 @@ int write_full(int fd, const void *buf, size_t n)
 		if (r == 0)
 			return -EIO;
 		done += (size_t)r;
+	}
+	return 0;
+}
+
+int writev_full(int fd, struct iovec *iov, int cnt)
+{
+	while (cnt > 0) {
+		ssize_t r = writev(fd, iov, MIN(cnt, IOV_MAX));
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		for (; cnt > 0 && (size_t)r >= iov->iov_len; iov++, cnt--)
+			r -= (ssize_t)iov->iov_len;
+		if (cnt > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + r;
+			iov->iov_len -= (size_t)r;
+		}
 	}
 	return 0;
 }

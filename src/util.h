@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -51,6 +52,8 @@ ssize_t read_full(int fd, void *buf, size_t n);
 
 /* Write all n bytes, retrying short writes and EINTR. 0 or -errno. */
 int write_full(int fd, const void *buf, size_t n);
+/* The same for cnt buffers (iov[] is updated as they go out). 0 or -errno. */
+int writev_full(int fd, struct iovec *iov, int cnt);
 
 /*
  * Read a small text file (sysfs, procfs) into buf, NUL-terminated, trailing newline

@@ -975,6 +975,68 @@ static void test_take_partial_and_max_age(void **state)
 	unlink(tmp_path("take"));
 }
 
+/* source_peek() hands out what source_take() would, in place; source_consume() wipes it. */
+static void test_peek_and_consume(void **state)
+{
+	static const uint8_t zeros[BLOCK];
+	uint8_t *in, *want, got[200];
+	size_t in_len, npass, n, used, off;
+	struct iovec iov[8];
+	struct source_set *set;
+	struct source *src;
+	uint64_t deadline, now;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	npass = make_input(&in, &in_len, &want, 3, NULL);
+	assert_true(npass >= 1);
+	write_file(tmp_path("peek"), in, in_len);
+	set = one_file_set(tmp_path("peek"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	while (state_of(src) != SOURCE_FAILED && now_ns() < deadline)
+		wait_wake(efd, 100);
+	assert_int_equal(state_of(src), SOURCE_FAILED);
+	now = now_ns();
+
+	used = source_peek(src, iov, ARRAY_SIZE(iov), 64, now, MAX_AGE, &n);
+	assert_int_equal(used, 1);
+	assert_int_equal(n, 64);
+	assert_memory_equal(iov[0].iov_base, want, 64);
+	source_consume(src, 64);
+	assert_memory_equal(iov[0].iov_base, zeros, 64); /* wiped in place */
+
+	/* Everything left: one entry per block, the first from where the last one ended. */
+	used = source_peek(src, iov, ARRAY_SIZE(iov), SIZE_MAX, now, MAX_AGE, &n);
+	assert_int_equal(used, npass);
+	assert_int_equal(n, npass * BLOCK - 64);
+	off = 64;
+	for (size_t i = 0; i < used; i++) {
+		assert_memory_equal(iov[i].iov_base, want + off, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	/* At most max_iov entries. */
+	assert_int_equal(source_peek(src, iov, 1, SIZE_MAX, now, MAX_AGE, &n), 1);
+	assert_int_equal(n, BLOCK - 64);
+	/* Peeking takes nothing: a take still starts where the consume ended. */
+	source_consume(src, 100);
+	assert_int_equal(source_take(src, got, sizeof(got), now, MAX_AGE), sizeof(got));
+	assert_memory_equal(got, want + 164, sizeof(got));
+	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK - 364);
+	/* Consuming more than is there stops at the end. */
+	source_consume(src, SIZE_MAX);
+	assert_int_equal(source_available(src, now, MAX_AGE), 0);
+	assert_int_equal(source_peek(src, iov, ARRAY_SIZE(iov), SIZE_MAX, now, MAX_AGE, &n), 0);
+	assert_int_equal(n, 0);
+
+	source_set_free(set);
+	close(efd);
+	free(in);
+	free(want);
+	unlink(tmp_path("peek"));
+}
+
 /* ---- source_read_once ---- */
 
 struct chunked_writer {
@@ -1076,6 +1138,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_writer_comes_and_goes),
 		cmocka_unit_test(test_backoff_on_failures),
 		cmocka_unit_test(test_take_partial_and_max_age),
+		cmocka_unit_test(test_peek_and_consume),
 		cmocka_unit_test(test_read_once),
 	};
 

@@ -84,6 +84,32 @@ static void test_read_full(void **state)
 	assert_int_equal(read_full(-1, buf, sizeof(buf)), -EBADF);
 }
 
+/* More buffers than one writev() takes, empty ones among them, in order. */
+static void test_writev_full(void **state)
+{
+	enum { N = 1100 };
+	static struct iovec iov[N];
+	static uint8_t data[N], back[N];
+	size_t total = 0;
+	int p[2];
+
+	assert_int_equal(pipe(p), 0);
+	for (size_t i = 0; i < N; i++) {
+		data[i] = (uint8_t)(i * 7 + 1);
+		iov[i].iov_base = &data[i];
+		iov[i].iov_len = i % 5 == 3 ? 0 : 1;
+		total += iov[i].iov_len;
+	}
+	assert_int_equal(writev_full(p[1], iov, N), 0);
+	assert_int_equal(read_full(p[0], back, total), (ssize_t)total);
+	for (size_t i = 0, j = 0; i < N; i++)
+		if (i % 5 != 3)
+			assert_int_equal(back[j++], data[i]);
+	close(p[1]);
+	assert_int_equal(read(p[0], back, 1), 0);
+	close(p[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -91,6 +117,7 @@ int main(void)
 		cmocka_unit_test(test_parse_bool),
 		cmocka_unit_test(test_text_file),
 		cmocka_unit_test(test_read_full),
+		cmocka_unit_test(test_writev_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
