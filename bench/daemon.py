@@ -85,29 +85,63 @@ def peer_rngtest(path):
     return dt
 
 
-def bench_pipeline(args, tmp, two):
+def our_rngtest_parallel(rngtest, files):
+    """Seconds for our rngtest to test each file, all at once (one process per file)."""
+    t0 = time.monotonic()
+    procs = []
+    for f in files:
+        with open(f, "rb") as inp:
+            procs.append(subprocess.Popen([rngtest], stdin=inp, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+    for p in procs:
+        p.wait()
+    return time.monotonic() - t0
+
+
+def bench_pipelines(args, tmp, which, runs=5):
+    """One and two file sources, interleaved run by run so that the machine's moods
+    (a VM's neighbours) fall on both alike; the peer on the same data in the same runs."""
     size = args.size_mib * (1 << 20)
     a = make_random_file(tmp, "a.bin", args.size_mib)
-    files = [a]
+    two = "two" in which
+    b = make_random_file(tmp, "b.bin", args.size_mib) if two else None
+    rngtest = os.path.join(os.path.dirname(os.path.abspath(args.rngd)), "rngtest")
+    res = {k: [] for k in ("one", "one_busy", "two", "two_busy", "peer", "cpu1", "cpu2")}
+    for _ in range(runs):
+        if "pipeline" in which or two:
+            dt, busy = rngd_pipeline(args.rngd, [a])
+            res["one"].append(size / dt / 1e6)
+            res["one_busy"].append(busy)
+        if two:
+            dt, busy = rngd_pipeline(args.rngd, [a, b])
+            res["two"].append(2 * size / dt / 1e6)
+            res["two_busy"].append(busy)
+            if os.access(rngtest, os.X_OK):
+                res["cpu1"].append(size / our_rngtest_parallel(rngtest, [a]) / 1e6)
+                res["cpu2"].append(2 * size / our_rngtest_parallel(rngtest, [a, b]) / 1e6)
+        res["peer"].append(size / peer_rngtest(a) / 1e6)
+    med = {k: statistics.median(v) for k, v in res.items() if v}
+    runs_of = lambda k: ", ".join(f"{x:.1f}" for x in res[k])
+    p = med["peer"]
+    for key, label in (("one", "one file source"), ("two", "two file sources")):
+        if key not in med or (key == "one" and "pipeline" not in which):
+            continue
+        o = med[key]
+        print(f"pipeline, {label}, FIPS on, -o pipe: rngd {o:.1f} MB/s (median of "
+              f"{runs_of(key)}); CPU busy (rngd + its pipe reader): "
+              f"{med[key + '_busy']:.2f} of {os.cpu_count()} cores")
+        print(f"  rng-tools5 rngtest -p on the same data: {p:.1f} MB/s; "
+              f"upstream rngd 6.17 reference: {UPSTREAM_PIPELINE_MBS} MB/s")
+        print(f"  ratio rngd / rng-tools (same run): {o / p:.1f}x; "
+              f"vs the 19.8 MB/s reference: {o / UPSTREAM_PIPELINE_MBS:.1f}x")
     if two:
-        files.append(make_random_file(tmp, "b.bin", args.size_mib))
-    ours, peer, cores = [], [], []
-    for _ in range(3):
-        dt, busy = rngd_pipeline(args.rngd, files)
-        ours.append(len(files) * size / dt / 1e6)
-        cores.append(busy)
-        peer.append(size / peer_rngtest(a) / 1e6)
-    o, p = statistics.median(ours), statistics.median(peer)
-    label = "two file sources" if two else "one file source"
-    print(f"pipeline, {label}, FIPS on, -o pipe: rngd {o:.1f} MB/s (runs: "
-          + ", ".join(f"{x:.1f}" for x in ours) + "); "
-          + f"CPU busy (rngd + its pipe reader): {statistics.median(cores):.2f} of "
-          f"{os.cpu_count()} cores")
-    print(f"  rng-tools5 rngtest -p on the same data: {p:.1f} MB/s; "
-          f"upstream rngd 6.17 reference: {UPSTREAM_PIPELINE_MBS} MB/s")
-    print(f"  ratio rngd / rng-tools (same run): {o / p:.1f}x; "
-          f"vs the 19.8 MB/s reference: {o / UPSTREAM_PIPELINE_MBS:.1f}x")
-    return o
+        per_run = [t / o for t, o in zip(res["two"], res["one"])]
+        print(f"  two sources / one source: {med['two'] / med['one']:.2f}x (medians; per run "
+              + ", ".join(f"{x:.2f}" for x in per_run) + ")")
+        if "cpu2" in med:
+            print(f"  what this machine gives two CPU-bound processes: our rngtest on both "
+                  f"files at once {med['cpu2']:.1f} MB/s, on one {med['cpu1']:.1f} MB/s: "
+                  f"{med['cpu2'] / med['cpu1']:.2f}x")
 
 
 def strace_first_feed(argv, timeout):
@@ -258,12 +292,8 @@ def main():
     ensure_peer()
     root = os.geteuid() == 0
     with tempfile.TemporaryDirectory(prefix="rngd-bench-") as tmp:
-        if "pipeline" in which:
-            one = bench_pipeline(args, tmp, False)
-        if "two" in which:
-            two = bench_pipeline(args, tmp, True)
-            if "pipeline" in which:
-                print(f"  two sources / one source: {two / one:.2f}x")
+        if "pipeline" in which or "two" in which:
+            bench_pipelines(args, tmp, which)
     for name, fn in (("first", bench_first), ("idle", bench_idle), ("stop", bench_stop)):
         if name not in which:
             continue

@@ -732,7 +732,7 @@ done:
  */
 static bool hold_for_batch(struct daemon *d, uint64_t now)
 {
-	size_t held;
+	size_t held = 0;
 
 	if (!d->want_more || d->batch <= 1)
 		goto write;
@@ -745,6 +745,7 @@ static bool hold_for_batch(struct daemon *d, uint64_t now)
 		return true;
 write:
 	d->partial_since = 0;
+	d->stream_fast = d->want_more && d->batch > 1 && held >= d->batch;
 	return false;
 }
 
@@ -776,6 +777,7 @@ int daemon_run(struct daemon *d)
 			{ .fd = -1, .events = POLLOUT },
 		};
 		int timeout = -1;
+		bool streaming;
 
 		/* Legacy kernels only, and only with data to give: POLLOUT says "feed me". */
 		if (d->sink_open && !d->sink.output_mode && d->sink.gen == KERNEL_LEGACY &&
@@ -788,13 +790,19 @@ int daemon_run(struct daemon *d)
 			timeout = (int)MIN(d->conf.feed_interval * 1000, (uint64_t)INT_MAX);
 		/*
 		 * Blocks waiting and wanted now (output, test, CRNG not ready): do not sleep.
-		 * Streaming waits for a batch, or for the deadline of a partial one.
+		 * Streaming waits for a batch: with part of one there, until its deadline; with
+		 * nothing there, until the first block comes, or, while the sources keep up
+		 * (the last write was a full batch), STREAM_FLUSH_NS at most, so that a fast
+		 * source wakes us once per batch instead of twice.
 		 */
-		if (!source_set_prepare_wait(d->set, d->want_more ? d->batch : 1)) {
+		streaming = d->want_more && d->batch > 1;
+		if (!source_set_prepare_wait(d->set, d->want_more ? d->batch : 1,
+					     !streaming || (!d->partial_since && !d->stream_fast))) {
 			if (d->want_more)
 				timeout = 0;
-		} else if (d->partial_since) {
-			uint64_t now = now_ns(), due = d->partial_since + STREAM_FLUSH_NS;
+		} else if (streaming && (d->partial_since || d->stream_fast)) {
+			uint64_t now = now_ns();
+			uint64_t due = (d->partial_since ? d->partial_since : now) + STREAM_FLUSH_NS;
 			int left = now >= due ? 0 : (int)((due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 
 			if (timeout < 0 || left < timeout)

@@ -107,6 +107,7 @@ struct source_set {
 	struct source_set *next_abandoned;
 	/* The consumer is about to sleep: the next published block must wake it. */
 	_Atomic size_t wake_at;		/* 0: the consumer is busy; else the blocks it waits for */
+	_Atomic bool wake_on_first;	/* ... or the first block in an empty ring */
 	pthread_mutex_t lock; /* for none_left */
 	bool none_left;	      /* "no-source-left" logged */
 };
@@ -935,9 +936,10 @@ size_t source_set_held(struct source_set *set)
 	return most;
 }
 
-bool source_set_prepare_wait(struct source_set *set, size_t wake_at)
+bool source_set_prepare_wait(struct source_set *set, size_t wake_at, bool on_first)
 {
 	wake_at = MAX(wake_at, 1);
+	atomic_store(&set->wake_on_first, on_first);
 	atomic_store(&set->wake_at, wake_at);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (source_set_held(set) >= wake_at) {
@@ -951,7 +953,8 @@ static void wake(struct source *src);
 
 /*
  * After a block was published: wake the consumer only if it said it would sleep and this
- * ring now holds the blocks it waits for, or this block is the ring's only one. Both sides use sequentially consistent
+ * ring now holds the blocks it waits for, or this block is the ring's only one and it
+ * asked for that. Both sides use sequentially consistent
  * operations (wake_at, then ring; ring, then wake_at), so a block published while the
  * consumer looks at the rings is seen by one or the other.
  */
@@ -968,7 +971,8 @@ static void wake_consumer(struct source *src)
 	if (at) {
 		size_t held = ring_count(&src->ring);
 
-		if ((held >= at || held == 1) && atomic_exchange(&src->set->wake_at, 0))
+		if ((held >= at || (held == 1 && atomic_load(&src->set->wake_on_first))) &&
+		    atomic_exchange(&src->set->wake_at, 0))
 			wake(src);
 	}
 }
@@ -1457,11 +1461,12 @@ static bool stale(const struct block *b, uint64_t now, uint64_t max_age_ns)
 	return now > b->time_ns && now - b->time_ns > max_age_ns;
 }
 
-static void consumer_release(struct source *src)
+/*
+ * After the consumer released blocks: the producer waits for half the ring to be free
+ * (wait_slot()). Once per batch of releases, not per block: the fence is not free.
+ */
+static void released(struct source *src)
 {
-	ring_release(&src->ring);
-	src->take_off = 0;
-	/* The producer waits for half the ring to be free (wait_slot()). */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load(&src->waiting) && ring_count(&src->ring) <= (src->ring.mask + 1) / 2) {
 		pthread_mutex_lock(&src->lock);
@@ -1474,19 +1479,26 @@ static void consumer_release(struct source *src)
 static void drop_stale(struct source *src, uint64_t now, uint64_t max_age_ns)
 {
 	const struct block *b;
+	bool any = false;
 
-	while ((b = ring_read_slot(&src->ring)) && stale(b, now, max_age_ns))
-		consumer_release(src);
+	while ((b = ring_read_slot(&src->ring)) && stale(b, now, max_age_ns)) {
+		ring_release(&src->ring);
+		src->take_off = 0;
+		any = true;
+	}
+	if (any)
+		released(src);
 }
 
 size_t source_peek(struct source *src, struct iovec *iov, size_t max_iov, size_t n, uint64_t now,
 		   uint64_t max_age_ns, size_t *bytes)
 {
-	size_t used = 0, done = 0, off = src->take_off;
+	size_t used = 0, done = 0, off;
 	struct block *b;
 
 	/* Blocks are published in time order: past the first fresh one, all are fresh. */
 	drop_stale(src, now, max_age_ns);
+	off = src->take_off;
 	while (used < max_iov && done < n && (b = ring_peek(&src->ring, used))) {
 		size_t k = MIN(n - done, sizeof(b->data) - off);
 
@@ -1503,17 +1515,23 @@ void source_consume(struct source *src, size_t n)
 {
 	struct block *b;
 
+	bool any = false;
+
 	while (n > 0 && (b = ring_read_slot(&src->ring))) {
 		size_t k = MIN(n, sizeof(b->data) - src->take_off);
 
 		n -= k;
 		if (src->take_off + k == sizeof(b->data)) {
-			consumer_release(src); /* wipes the whole block */
+			ring_release(&src->ring); /* wipes the whole block */
+			src->take_off = 0;
+			any = true;
 			continue;
 		}
 		wipe(b->data + src->take_off, k);
 		src->take_off += k;
 	}
+	if (any)
+		released(src);
 }
 
 size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)

@@ -225,12 +225,13 @@ void source_set_ring_blocks(struct source_set *set, size_t blocks);
 /*
  * The consumer is about to sleep in poll(): returns false when a ring already holds
  * wake_at blocks (do not sleep). Otherwise a source thread writes to wake_fd when a block
- * it publishes brings its ring to wake_at blocks, or is the only one in its ring, so that
- * a consumer waiting for a batch learns that something is pending and can set its own
- * deadline for the rest. Source threads write to wake_fd for a block only after this
- * call, so that a busy consumer is not woken once per block; state changes always wake it.
+ * it publishes brings its ring to wake_at blocks, or, with on_first, is the only one in
+ * its ring: a consumer waiting for a batch learns that something is pending and can set
+ * its own deadline for the rest (without on_first, it must have one anyway). Source
+ * threads write to wake_fd for a block only after this call, so that a busy consumer is
+ * not woken once per block; state changes always wake it.
  */
-bool source_set_prepare_wait(struct source_set *set, size_t wake_at);
+bool source_set_prepare_wait(struct source_set *set, size_t wake_at, bool on_first);
 /* Consumer: the most blocks any ring holds. */
 size_t source_set_held(struct source_set *set);
 

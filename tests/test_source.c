@@ -772,7 +772,7 @@ static void test_batched_wake(void **state)
 	set = one_file_set(tmp_path("fifo"));
 	source_set_ring_blocks(set, 8);
 	assert_int_equal(source_set_init(set), 1);
-	assert_true(source_set_prepare_wait(set, 4));
+	assert_true(source_set_prepare_wait(set, 4, true));
 	assert_int_equal(source_set_start(set, efd), 0);
 
 	p = (struct pollfd){ .fd = efd, .events = POLLIN };
@@ -787,7 +787,7 @@ static void test_batched_wake(void **state)
 	while (wake_pending(efd))
 		;
 
-	assert_true(source_set_prepare_wait(set, 4));
+	assert_true(source_set_prepare_wait(set, 4, true));
 	assert_int_equal(write_full(wfd, in + 4 + BLOCK, 2 * BLOCK), 0);
 	wait_held(set, 3);
 	assert_false(wake_pending(efd)); /* blocks 2 and 3 do not */
@@ -795,8 +795,8 @@ static void test_batched_wake(void **state)
 	assert_int_equal(write_full(wfd, in + 4 + 3 * BLOCK, BLOCK), 0);
 	assert_int_equal(poll(&p, 1, 5000), 1); /* the fourth completes the batch */
 	wait_held(set, 4);
-	assert_false(source_set_prepare_wait(set, 4));
-	assert_true(source_set_prepare_wait(set, 5));
+	assert_false(source_set_prepare_wait(set, 4, true));
+	assert_true(source_set_prepare_wait(set, 5, true));
 
 	source_set_free(set);
 	close(wfd);
