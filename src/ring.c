@@ -42,14 +42,19 @@ void ring_fini(struct ring *r)
 	r->mask = 0;
 }
 
-struct block *ring_write_slot(struct ring *r)
+struct block *ring_write_ahead(struct ring *r, size_t i)
 {
 	size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	size_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 
-	if (head - tail > r->mask)
+	if (head - tail + i > r->mask)
 		return NULL;
-	return &r->slots[head & r->mask];
+	return &r->slots[(head + i) & r->mask];
+}
+
+struct block *ring_write_slot(struct ring *r)
+{
+	return ring_write_ahead(r, 0);
 }
 
 void ring_publish(struct ring *r)

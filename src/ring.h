@@ -32,6 +32,11 @@ void ring_fini(struct ring *r);
 
 /* Producer: the slot to fill next, or NULL when the ring is full. */
 struct block *ring_write_slot(struct ring *r);
+/*
+ * Producer: the i-th free slot from ring_write_slot()'s on (0 is that one), or NULL. The
+ * producer may fill free slots ahead; only ring_publish() hands one to the consumer.
+ */
+struct block *ring_write_ahead(struct ring *r, size_t i);
 /* Producer: publish the slot returned by ring_write_slot(). */
 void ring_publish(struct ring *r);
 

@@ -87,10 +87,9 @@ struct source {
 	_Atomic bool waiting;	      /* in a deliberate wait of the framework */
 	_Atomic uint64_t progress_ns; /* when the thread last started or finished a step */
 
-	/* Reader thread: bytes read ahead of the block being filled (see fill_block()). */
-	uint8_t *rbuf;
-	size_t rbuf_pos, rbuf_len;
-	uint64_t rbuf_time_ns;
+	/* Reader thread: bytes read into the free slots from the head on (see fill_head()). */
+	size_t ahead;
+	uint64_t ahead_time_ns;	/* when the last of them were read */
 
 	pthread_mutex_t lock; /* guards st, counter_names and the waits */
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC: ring space, stop */
@@ -628,9 +627,6 @@ static void source_free(struct source *src)
 		src->ops->fini(src);
 	src->opened = false;
 	ring_fini(&src->ring);
-	if (src->rbuf)
-		wipe(src->rbuf, SOURCE_READ_AHEAD);
-	free(src->rbuf);
 	for (size_t i = 0; i < src->n_kv; i++) {
 		free(src->kv[i].key);
 		free(src->kv[i].value);
@@ -897,11 +893,6 @@ int source_set_init(struct source_set *set)
 			if (r < 0)
 				return r;
 		}
-		if (!src->rbuf) {
-			src->rbuf = malloc(SOURCE_READ_AHEAD);
-			if (!src->rbuf)
-				return -ENOMEM;
-		}
 		r = open_source(src, why, sizeof(why));
 		if (r < 0) {
 			set_error(src, -r, why);
@@ -1078,22 +1069,27 @@ static void set_state(struct source *src, enum source_state state, int err, cons
 }
 
 /*
- * One driver read of up to max bytes: retried on EINTR, and after a wait (doubling from
- * SOURCE_DRY_MIN_NS to SOURCE_DRY_MAX_NS, so that a dry source never spins) when the
- * driver has nothing now. Returns the bytes read (> 0), -ECANCELED when stopping, or the
- * driver's -errno. *time_ns gets the time the read returned.
+ * One driver read into iov[0..cnt) (cnt > 1 only for drivers with readv): retried on
+ * EINTR, and after a wait (doubling from SOURCE_DRY_MIN_NS to SOURCE_DRY_MAX_NS, so that a
+ * dry source never spins) when the driver has nothing now. Returns the bytes read (> 0),
+ * -ECANCELED when stopping, or the driver's -errno. *time_ns gets the time the read
+ * returned.
  */
-static ssize_t read_some(struct source *src, uint8_t *buf, size_t max, uint64_t *time_ns)
+static ssize_t read_some(struct source *src, const struct iovec *iov, int cnt, uint64_t *time_ns)
 {
 	uint64_t dry = SOURCE_DRY_MIN_NS;
+	size_t max = 0;
 
+	for (int i = 0; i < cnt; i++)
+		max += iov[i].iov_len;
 	for (;;) {
 		ssize_t r;
 
 		if (atomic_load(&src->stop))
 			return -ECANCELED;
 		atomic_store(&src->progress_ns, now_ns());
-		r = src->ops->read(src, buf, max);
+		r = cnt > 1 ? src->ops->readv(src, iov, cnt)
+			    : src->ops->read(src, iov[0].iov_base, iov[0].iov_len);
 		*time_ns = now_ns();
 		atomic_store(&src->progress_ns, *time_ns);
 		if (r > 0) {
@@ -1120,7 +1116,8 @@ static int fill(struct source *src, uint8_t *buf, size_t n)
 	uint64_t t;
 
 	for (size_t done = 0; done < n;) {
-		ssize_t r = read_some(src, buf + done, n - done, &t);
+		struct iovec iov = { .iov_base = buf + done, .iov_len = n - done };
+		ssize_t r = read_some(src, &iov, 1, &t);
 
 		if (r < 0)
 			return (int)r;
@@ -1146,42 +1143,79 @@ ssize_t source_read_once(struct source *src, void *buf, size_t n)
 }
 
 /*
- * Fill buf with n bytes through the thread's read-ahead buffer: one driver read of up to
- * SOURCE_READ_AHEAD bytes serves several blocks when the driver has that much (files, fast
- * devices); a slow device returns what it has (its read size caps it), so nothing is read
- * far ahead of need. *time_ns gets the time of the read that returned the last byte.
+ * Complete the block in the head slot (ring_write_slot()'s), reading straight into the
+ * ring. A driver with readv reads on into the free slots after it, up to
+ * SOURCE_READ_AHEAD bytes, so that one call serves several blocks; src->ahead counts the
+ * bytes from the head slot's first on. *time_ns gets the time of the read that completed
+ * the block: a read happens only while the head block is short, so that is the last one.
  */
-static int fill_block(struct source *src, uint8_t *buf, size_t n, uint64_t *time_ns)
+static int fill_head(struct source *src, uint64_t *time_ns)
 {
-	size_t done = 0;
+	while (src->ahead < FIPS_BLOCK_BYTES) {
+		struct iovec iov[SOURCE_READ_AHEAD / FIPS_BLOCK_BYTES + 1];
+		size_t off = src->ahead, room = 0;
+		int cnt = 0;
+		struct block *b;
+		ssize_t r;
 
-	while (done < n) {
-		size_t k;
-
-		if (src->rbuf_pos == src->rbuf_len) {
-			ssize_t r = read_some(src, src->rbuf, SOURCE_READ_AHEAD, &src->rbuf_time_ns);
-
-			src->rbuf_pos = src->rbuf_len = 0;
-			if (r < 0)
-				return (int)r;
-			src->rbuf_len = (size_t)r;
+		while (cnt < (int)ARRAY_SIZE(iov) && room < SOURCE_READ_AHEAD &&
+		       (b = ring_write_ahead(&src->ring, (size_t)cnt))) {
+			iov[cnt].iov_base = b->data + off;
+			iov[cnt].iov_len = MIN(sizeof(b->data) - off, SOURCE_READ_AHEAD - room);
+			room += iov[cnt++].iov_len;
+			off = 0;
+			if (!src->ops->readv)
+				break;
 		}
-		k = MIN(n - done, src->rbuf_len - src->rbuf_pos);
-		memcpy(buf + done, src->rbuf + src->rbuf_pos, k);
-		wipe(src->rbuf + src->rbuf_pos, k);
-		src->rbuf_pos += k;
-		done += k;
+		r = read_some(src, iov, cnt, &src->ahead_time_ns);
+		if (r < 0)
+			return (int)r;
+		src->ahead += (size_t)r;
 	}
-	*time_ns = src->rbuf_time_ns;
+	*time_ns = src->ahead_time_ns;
 	return 0;
+}
+
+/*
+ * The head block was used up (published, or failed and wiped): what was read beyond it
+ * is now the next head block's. A failed block's slot stays the head, so the bytes ahead
+ * move back one slot (rare: a good source fails one block in about 1250).
+ */
+static void head_done(struct source *src, bool published)
+{
+	size_t left = src->ahead - FIPS_BLOCK_BYTES;
+
+	if (!published) {
+		for (size_t i = 0; left > 0; i++) {
+			struct block *to = ring_write_ahead(&src->ring, i);
+			struct block *from = ring_write_ahead(&src->ring, i + 1);
+			size_t k;
+
+			if (!to || !from)
+				break; /* cannot be: what was read lies in free slots */
+			k = MIN(left, sizeof(from->data));
+			memcpy(to->data, from->data, k);
+			wipe(from->data, k);
+			left -= k;
+		}
+	}
+	src->ahead -= FIPS_BLOCK_BYTES;
 }
 
 /* Drop what was read ahead (a re-open starts a new stream). */
 static void drop_read_ahead(struct source *src)
 {
-	if (src->rbuf)
-		wipe(src->rbuf, SOURCE_READ_AHEAD);
-	src->rbuf_pos = src->rbuf_len = 0;
+	for (size_t i = 0; src->ahead > 0; i++) {
+		struct block *b = ring_write_ahead(&src->ring, i);
+		size_t k;
+
+		if (!b)
+			break; /* cannot be: what was read lies in free slots */
+		k = MIN(src->ahead, sizeof(b->data));
+		wipe(b->data, k);
+		src->ahead -= k;
+	}
+	src->ahead = 0;
 }
 
 /*
@@ -1238,11 +1272,9 @@ static int stream(struct source *src, char *why, size_t len)
 
 		if (!b)
 			return -ECANCELED;
-		r = fill_block(src, b->data, sizeof(b->data), &b->time_ns);
-		if (r < 0) {
-			wipe(b, sizeof(*b));
-			goto read_error;
-		}
+		r = fill_head(src, &b->time_ns);
+		if (r < 0)
+			goto read_error; /* close_source() wipes what was read */
 		res = fips_test_block(&src->fips, b->data);
 		trip = source_fail_window_add(&src->window, res != 0);
 		atomic_store(&src->progress_ns, now_ns());
@@ -1258,10 +1290,12 @@ static int stream(struct source *src, char *why, size_t len)
 
 		if (res == 0) {
 			ring_publish(&src->ring);
+			head_done(src, true);
 			wake_consumer(src);
 			set_state(src, SOURCE_RUNNING, 0, NULL);
 		} else {
 			wipe(b, sizeof(*b));
+			head_done(src, false);
 		}
 		if (trip) {
 			snprintf(why, len,

@@ -100,6 +100,12 @@ struct source_ops {
 	 * source becomes failed ("end of file") and its thread ends.
 	 */
 	ssize_t (*read)(struct source *src, void *buf, size_t max);
+	/*
+	 * Optional, for fast sources: the same as read, into cnt buffers in turn (readv(2)).
+	 * One call then fills several blocks of the ring, up to SOURCE_READ_AHEAD bytes;
+	 * without it each read fills at most the rest of one block.
+	 */
+	ssize_t (*readv)(struct source *src, const struct iovec *iov, int cnt);
 	/* Close what init opened; must cope with a failed or partial init. */
 	void (*fini)(struct source *src);
 };
@@ -180,7 +186,7 @@ void source_fail_window_reset(struct source_fail_window *w);
 #define SOURCE_DRY_MAX_NS (1000ULL * 1000000ULL)
 /* Blocks a source's ring holds by default (see source_set_ring_blocks()). */
 #define SOURCE_RING_BLOCKS 4
-/* Largest single driver read of a reader thread; what it returns serves the next blocks. */
+/* Largest single readv of a reader thread, straight into the ring's free slots. */
 #define SOURCE_READ_AHEAD (32 * 1024)
 
 /* ---- Runtime (main thread) ---- */

@@ -66,6 +66,34 @@ static void test_capacity(void **state)
 	ring_fini(&r);
 }
 
+/* The free slots ahead of the head and the published ones behind the tail, across the wrap. */
+static void test_ahead_and_peek(void **state)
+{
+	struct ring r = { 0 };
+
+	assert_int_equal(ring_init(&r, 4), 0);
+	for (int round = 0; round < 3; round++) {
+		/* Every slot is free: four ahead, in order, then none. */
+		for (size_t i = 0; i < 4; i++)
+			assert_ptr_equal(ring_write_ahead(&r, i), &r.slots[(round * 3 + i) & r.mask]);
+		assert_null(ring_write_ahead(&r, 4));
+		assert_ptr_equal(ring_write_slot(&r), ring_write_ahead(&r, 0));
+		for (int i = 0; i < 3; i++) {
+			fill_block(ring_write_slot(&r), (uint64_t)(round * 3 + i));
+			ring_publish(&r);
+		}
+		assert_non_null(ring_write_ahead(&r, 0));
+		assert_null(ring_write_ahead(&r, 1));
+		for (size_t i = 0; i < 3; i++)
+			assert_true(block_is(ring_peek(&r, i), (uint64_t)(round * 3) + i));
+		assert_null(ring_peek(&r, 3));
+		for (int i = 0; i < 3; i++)
+			ring_release(&r);
+		assert_null(ring_peek(&r, 0));
+	}
+	ring_fini(&r);
+}
+
 static void test_full_empty_wrap(void **state)
 {
 	struct ring r = { 0 };
@@ -148,6 +176,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capacity),
+		cmocka_unit_test(test_ahead_and_peek),
 		cmocka_unit_test(test_full_empty_wrap),
 		cmocka_unit_test(test_two_threads),
 	};

@@ -634,7 +634,8 @@ static void test_fail_window(void **state)
 
 static void test_regular_file(void **state)
 {
-	static const int zero[] = { 3, 7, -1 };
+	/* Two failures in a row: what was read ahead of them moves back twice. */
+	static const int zero[] = { 3, 4, 7, -1 };
 	uint8_t *in, *want, *got;
 	size_t in_len, npass, n;
 	struct source_set *set;
@@ -644,7 +645,7 @@ static void test_regular_file(void **state)
 
 	assert_true(efd >= 0);
 	npass = make_input(&in, &in_len, &want, 12, zero);
-	assert_true(npass <= 10);
+	assert_true(npass <= 9);
 	write_file(tmp_path("reg"), in, in_len);
 	set = one_file_set(tmp_path("reg"));
 	src = source_set_get(set, 0);
@@ -663,7 +664,7 @@ static void test_regular_file(void **state)
 	assert_int_equal(st.bytes_read, in_len);
 	assert_int_equal(st.blocks_tested, 12);
 	assert_int_equal(st.blocks_passed, npass);
-	assert_true(st.fips_failures[0] >= 2); /* monobit, at least the zero blocks */
+	assert_true(st.fips_failures[0] >= 3); /* monobit, at least the zero blocks */
 	assert_true(source_is_healthy(src, now_ns() + 100 * NSEC_PER_SEC, 1));
 	source_set_stop(set);
 	source_set_free(set);

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "source.h"
@@ -138,19 +139,26 @@ fail:
 	return r;
 }
 
-static ssize_t file_read(struct source *src, void *buf, size_t max)
+static ssize_t file_readv(struct source *src, const struct iovec *iov, int cnt)
 {
 	struct file_priv *p = source_priv(src);
 	ssize_t r;
 
 	if (!p)
 		return -EBADF;
-	r = read(p->fd, buf, max);
+	r = readv(p->fd, iov, cnt);
 	if (r < 0)
 		return -errno;
 	if (r == 0 && p->regular)
 		return -ENODATA;
 	return r;
+}
+
+static ssize_t file_read(struct source *src, void *buf, size_t max)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = max };
+
+	return file_readv(src, &iov, 1);
 }
 
 static void file_fini(struct source *src)
@@ -184,5 +192,6 @@ const struct source_ops source_file = {
 	.probe = file_probe,
 	.init = file_init,
 	.read = file_read,
+	.readv = file_readv,
 	.fini = file_fini,
 };
