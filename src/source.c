@@ -1598,15 +1598,15 @@ size_t source_available(struct source *src, uint64_t now, uint64_t max_age_ns)
 	struct ring *r = &src->ring;
 	size_t count = ring_count(r);
 	size_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	size_t total = 0;
 
+	/* Blocks are published in time order: past the first fresh one, all are fresh. */
 	for (size_t i = 0; i < count; i++) {
 		const struct block *b = &r->slots[(tail + i) & r->mask];
 
 		if (!stale(b, now, max_age_ns))
-			total += sizeof(b->data) - (i == 0 ? src->take_off : 0);
+			return (count - i) * sizeof(b->data) - (i == 0 ? src->take_off : 0);
 	}
-	return total;
+	return 0;
 }
 
 unsigned int source_quality(const struct source *src)
