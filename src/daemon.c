@@ -876,7 +876,7 @@ int daemon_run(struct daemon *d)
  * Threads still in a driver's read after this are left to the process exit: a thread
  * that is not in a read stops within microseconds of being asked.
  */
-#define STOP_LIMIT_NS (5 * NSEC_PER_MSEC)
+#define STOP_LIMIT_NS NSEC_PER_MSEC
 
 void daemon_fini(struct daemon *d)
 {

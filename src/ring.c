@@ -29,6 +29,7 @@ int ring_init(struct ring *r, size_t capacity)
 	r->mask = cap - 1;
 	atomic_init(&r->head, 0);
 	atomic_init(&r->tail, 0);
+	r->touched = 0;
 	return 0;
 }
 
@@ -36,10 +37,11 @@ void ring_fini(struct ring *r)
 {
 	if (!r->slots)
 		return;
-	wipe(r->slots, (r->mask + 1) * sizeof(struct block));
+	wipe(r->slots, r->touched * sizeof(struct block));
 	free(r->slots);
 	r->slots = NULL;
 	r->mask = 0;
+	r->touched = 0;
 }
 
 struct block *ring_write_ahead(struct ring *r, size_t i)
@@ -49,6 +51,9 @@ struct block *ring_write_ahead(struct ring *r, size_t i)
 
 	if (head - tail + i > r->mask)
 		return NULL;
+	/* Slots are handed out in order from 0, so the first capacity are all there are. */
+	if (r->touched <= r->mask && head + i >= r->touched)
+		r->touched = MIN(head + i + 1, r->mask + 1);
 	return &r->slots[(head + i) & r->mask];
 }
 

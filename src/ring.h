@@ -23,11 +23,15 @@ struct ring {
 	size_t mask;			/* capacity - 1; capacity is a power of two */
 	_Atomic size_t head;		/* next slot to produce, written by the producer */
 	_Atomic size_t tail;		/* next slot to consume, written by the consumer */
+	size_t touched;			/* slots the producer was ever given, at most capacity */
 };
 
 /* capacity is rounded up to a power of two (at least 1). 0 or -ENOMEM. */
 int ring_init(struct ring *r, size_t capacity);
-/* Wipe and free; r may be zeroed or half-built. */
+/*
+ * Wipe and free; r may be zeroed or half-built. Only the slots the producer was ever given
+ * are wiped: the rest never held data, and touching them would only fault in zero pages.
+ */
 void ring_fini(struct ring *r);
 
 /* Producer: the slot to fill next, or NULL when the ring is full. */

@@ -85,6 +85,7 @@ struct source {
 	_Atomic bool stop;
 	int wake_fd;
 	_Atomic bool waiting;	      /* in a deliberate wait of the framework */
+	_Atomic bool in_read;	      /* inside the driver's read */
 	_Atomic uint64_t progress_ns; /* when the thread last started or finished a step */
 
 	/* Reader thread: bytes read into the free slots from the head on (see fill_head()). */
@@ -1092,8 +1093,10 @@ static ssize_t read_some(struct source *src, const struct iovec *iov, int cnt, u
 		if (atomic_load(&src->stop))
 			return -ECANCELED;
 		atomic_store(&src->progress_ns, now_ns());
+		atomic_store(&src->in_read, true);
 		r = cnt > 1 ? src->ops->readv(src, iov, cnt)
 			    : src->ops->read(src, iov[0].iov_base, iov[0].iov_len);
+		atomic_store(&src->in_read, false);
 		*time_ns = now_ns();
 		atomic_store(&src->progress_ns, *time_ns);
 		if (r > 0) {
@@ -1430,7 +1433,7 @@ int source_set_start(struct source_set *set, int wake_fd)
 
 bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 {
-	struct timespec tick = { .tv_sec = 0, .tv_nsec = 200000 };
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
 	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
 	bool all_done = false;
 
@@ -1448,7 +1451,9 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 	}
 	/*
 	 * A thread may be blocked in read(), or about to enter it when the signal comes:
-	 * look every 0.2 ms, signal again every 5 ms until it is out.
+	 * look every 50 us, signal again every 5 ms until it is out. With a time limit, a
+	 * thread still in its driver's read after the first look is not waited for: that
+	 * read did not end at the signal, so it waits killably and only the exit ends it.
 	 */
 	for (unsigned int n = 0; !all_done && now_ns() < deadline; n++) {
 		all_done = true;
@@ -1457,8 +1462,10 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 
 			if (!src->thread_started || atomic_load(&src->thread_done))
 				continue;
+			if (n > 0 && limit_ns != UINT64_MAX && atomic_load(&src->in_read))
+				continue;
 			all_done = false;
-			if (n % 25 == 0)
+			if (n % 100 == 0)
 				pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
 		}
 		if (!all_done)

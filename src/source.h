@@ -280,9 +280,10 @@ void source_set_stop(struct source_set *set);
 
 /*
  * The same, waiting at most limit_ns. A read that only a fatal signal ends (virtio-rng
- * waits for its host killably) can outlast any signal of ours: such a thread is left
- * running, the set is marked abandoned (source_set_free() then leaves it alone) and false
- * is returned; the process must exit, which ends the read. True when all were joined.
+ * waits for its host killably) can outlast any signal of ours: such a thread (still in
+ * its read 50 us after the signal, or still running at the limit) is left running, the
+ * set is marked abandoned (source_set_free() then leaves it alone) and false is returned;
+ * the process must exit, which ends the read. True when all were joined.
  */
 bool source_set_stop_within(struct source_set *set, uint64_t limit_ns);
 

@@ -72,6 +72,9 @@ static void test_ahead_and_peek(void **state)
 	struct ring r = { 0 };
 
 	assert_int_equal(ring_init(&r, 4), 0);
+	assert_int_equal(r.touched, 0);
+	assert_non_null(ring_write_ahead(&r, 1));
+	assert_int_equal(r.touched, 2);
 	for (int round = 0; round < 3; round++) {
 		/* Every slot is free: four ahead, in order, then none. */
 		for (size_t i = 0; i < 4; i++)
@@ -90,6 +93,7 @@ static void test_ahead_and_peek(void **state)
 		for (int i = 0; i < 3; i++)
 			ring_release(&r);
 		assert_null(ring_peek(&r, 0));
+		assert_int_equal(r.touched, 4); /* never more than the capacity */
 	}
 	ring_fini(&r);
 }
