@@ -15,6 +15,8 @@ Usage: bench/daemon.py [--rngd build/plain/rngd] [--size-mib 256] [--idle-second
 Needs root for 'first', 'idle' and 'stop' (the kernel sink); installs rng-tools5 if missing.
 """
 import argparse
+import glob
+import random
 import os
 import resource
 import re
@@ -30,6 +32,8 @@ import time
 PEER_RNGD = "/usr/sbin/rngd"
 PEER_RNGTEST = "/usr/bin/rngtest"
 UPSTREAM_PIPELINE_MBS = 19.8
+FIRST_REST_S = 3
+FIRST_ROUNDS = 10
 
 
 def ensure_peer():
@@ -156,45 +160,62 @@ def bench_pipelines(args, tmp, which, runs=5):
                   f"{med['cpu2'] / med['cpu1']:.2f}x")
 
 
-def strace_first_feed(argv, timeout):
-    """Seconds from execve to the first RNDADDENTROPY, and the bytes read from /dev/hwrng
-    before it (a FIPS 140-2 block is 2500 bytes), from strace -ttt."""
-    with tempfile.NamedTemporaryFile("r", suffix=".strace") as log:
-        p = subprocess.Popen(["strace", "-f", "-ttt", "-e", "trace=execve,ioctl,openat,read", "-o",
-                              log.name] + argv, stdout=subprocess.DEVNULL,
+def strace_first_feed(argv, timeout, count_bytes=True):
+    """Seconds from execve to the first credited RNDADDENTROPY, and the bytes read from
+    /dev/hwrng before it (a FIPS 140-2 block is 2500 bytes), from strace -ff -ttt: one log
+    per thread, so that no call is split into "unfinished" and "resumed" halves."""
+    call = re.compile(r"(\d+\.\d+) (\w+)\((.*)\) += (-?\d+)")
+
+    def scan(logs):
+        calls = []
+        for path in logs:
+            with open(path) as f:
+                for line in f:
+                    m = call.match(line.rstrip())
+                    if m:
+                        calls.append((float(m.group(1)), m.group(2), m.group(3), int(m.group(4))))
+        # The threads share one fd table: follow it in time order (an fd number is reused
+        # once closed).
+        start, hw_fds, hw = None, set(), 0
+        for t, name, args_, ret in sorted(calls):
+            fd = args_.split(",")[0]
+            if name == "execve" and ret == 0 and start is None:
+                start = t
+            elif name == "openat" and '"/dev/hwrng"' in args_ and ret >= 0:
+                hw_fds.add(str(ret))
+            elif name == "close":
+                hw_fds.discard(fd)
+            elif name == "read" and ret > 0 and fd in hw_fds:
+                hw += ret
+            elif name == "ioctl" and "RNDADDENTROPY" in args_ and "buf_size=0" not in args_ \
+                    and ret == 0:
+                return start, t, hw
+        return start, None, hw
+
+    with tempfile.TemporaryDirectory(suffix=".strace") as d:
+        base = os.path.join(d, "log")
+        # Timing traces execve and ioctl only, through a seccomp filter: every other call
+        # runs unstopped. Stopping at every call would wake strace once per call of any
+        # thread, and a thread woken beside a reader inside the hwrng core makes that read
+        # sleep a jiffy per 64-byte chunk (kernel-interfaces.md §2.1): a multi-threaded
+        # daemon would pay for the tracer. Counting bytes needs the reads: a separate run.
+        calls = "execve,ioctl,openat,read,close" if count_bytes else "execve,ioctl"
+        p = subprocess.Popen(["strace", "-ff", "--seccomp-bpf", "-ttt", "-e", "trace=" + calls,
+                              "-o", base] + argv, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
-        first = None
-        start = None
+        start = first = None
+        hw_bytes = 0
         while time.monotonic() < deadline and first is None:
             time.sleep(0.05)
-            log.seek(0)
-            hw_fds, hw_bytes = set(), 0
-            for line in log:
-                m = re.match(r"(?:\d+\s+)?(\d+\.\d+) (\w+)\((.*)", line)
-                if not m:
-                    continue
-                if m.group(2) == "execve" and start is None:
-                    start = float(m.group(1))
-                if m.group(2) == "openat" and '"/dev/hwrng"' in m.group(3):
-                    r = re.search(r"= (\d+)$", line.rstrip())
-                    if r:
-                        hw_fds.add(r.group(1))
-                if m.group(2) == "read" and m.group(3).split(",")[0] in hw_fds:
-                    r = re.search(r"= (\d+)$", line.rstrip())
-                    if r:
-                        hw_bytes += int(r.group(1))
-                if m.group(2) == "ioctl" and "RNDADDENTROPY" in m.group(3) \
-                        and "buf_size=0" not in m.group(3) and "= 0" in line:
-                    first = float(m.group(1))
-                    break
+            logs = sorted(glob.glob(base + ".*"))
+            start, first, hw_bytes = scan(logs)
         # SIGTERM to strace would only detach it: stop the traced daemon by its own PID,
-        # the first field of the log's lines (strace -f).
-        log.seek(0)
-        first_line = log.readline().split()
-        if first_line and first_line[0].isdigit():
+        # the smallest of the logs' (the process before its threads).
+        pids = sorted(int(x.rsplit(".", 1)[1]) for x in glob.glob(base + ".*"))
+        if pids:
             try:
-                os.kill(int(first_line[0]), signal.SIGTERM)
+                os.kill(pids[0], signal.SIGTERM)
             except ProcessLookupError:
                 pass
         try:
@@ -205,18 +226,62 @@ def strace_first_feed(argv, timeout):
         return (None, 0) if first is None or start is None else (first - start, hw_bytes)
 
 
+def hwrng_holders():
+    """Other processes with /dev/hwrng open: their reads would compete with the ones measured."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == "/dev/hwrng" for fd in fds):
+                with open(f"/proc/{pid}/comm") as f:
+                    found.append(f"{pid} ({f.read().strip()})")
+        except OSError:
+            continue
+    return found
+
+
+def warn_hwrng_holders(what):
+    holders = hwrng_holders()
+    if holders:
+        print(f"{what}: warning: /dev/hwrng is open in " + ", ".join(holders)
+              + "; their reads compete with the ones measured")
+
+
 def bench_first(args):
-    ours = [strace_first_feed([args.rngd, "-f", "-q"], 10) for _ in range(3)]
-    peer = [strace_first_feed([PEER_RNGD, "-f", "-r", "/dev/hwrng"], 10) for _ in range(3)]
-    fmt = lambda xs: ", ".join("none" if x is None else f"{x * 1000:.0f} ms ({b} B of hwrng read)"
-                               for x, b in xs)
-    print(f"first credited injection on the real /dev/hwrng: rngd {fmt(ours)}; "
-          f"rng-tools5 rngd {fmt(peer)}")
-    print("  (a FIPS 140-2 test needs 2500 bytes; fewer read means the credited data was untested)")
-    o = [x for x, _ in ours if x is not None]
-    p = [x for x, _ in peer if x is not None]
-    if o and p:
-        print(f"  median ratio rng-tools / rngd: {statistics.median(p) / statistics.median(o):.2f}x")
+    # The host meters the device (a token bucket of about 1 KiB per 100 ms): a daemon that
+    # has just run leaves it empty for the next. So each start comes after the same rest,
+    # and the daemons take turns. rng-tools5 also reads RDRAND (its "drng" source, which
+    # rngd does not have); "-d 1" leaves it the same device as rngd.
+    runs = {"rngd": [args.rngd, "-f", "-q"],
+            "rng-tools5 rngd -d 1 (hwrng only)": [PEER_RNGD, "-f", "-d", "1", "-r", "/dev/hwrng"],
+            "rng-tools5 rngd (hwrng + RDRAND)": [PEER_RNGD, "-f", "-r", "/dev/hwrng"]}
+    res = {name: [] for name in runs}
+    order = list(runs.items())
+    for _ in range(FIRST_ROUNDS):
+        # A random order each round: what the previous daemon left in the device weighs
+        # on each alike.
+        random.shuffle(order)
+        for name, argv in order:
+            # The meter refills in steps (reads of 2500 B take 0.1 or 0.2 s): a random
+            # part of the rest keeps a fixed rhythm from giving one daemon the bad phase.
+            time.sleep(FIRST_REST_S + random.random() * 0.2)
+            res[name].append(strace_first_feed(argv, 10, count_bytes=False)[0])
+    hw = {}
+    for name, argv in runs.items():
+        time.sleep(FIRST_REST_S)
+        hw[name] = strace_first_feed(argv, 10)[1]
+    print("first credited injection on the real /dev/hwrng:")
+    for name, xs in res.items():
+        print(f"  {name}: " + ", ".join("none" if x is None else f"{x * 1000:.0f}" for x in xs)
+              + f" ms; {hw[name]} B read from /dev/hwrng before it")
+    print("  (a FIPS 140-2 test needs 2500 bytes; fewer read from the device means the credited"
+          " data came from elsewhere or was untested)")
+    med = {name: statistics.median(x for x in xs if x is not None)
+           for name, xs in res.items() if any(x is not None for x in xs)}
+    ours = med.get("rngd")
+    for name, m in med.items():
+        if name != "rngd" and ours:
+            print(f"  median ratio {name} / rngd: {m / ours:.2f}x")
 
 
 def cpu_seconds(pid):
@@ -312,6 +377,7 @@ def main():
         if not root or not os.access("/dev/hwrng", os.R_OK):
             print(f"{name}: skipped (needs root and a readable /dev/hwrng)")
             continue
+        warn_hwrng_holders(name)
         fn(args)
 
 
