@@ -342,7 +342,8 @@ static ssize_t stream(struct daemon *d, size_t n, uint64_t now)
 			ps->got = 0;
 			if (k < want && used < STREAM_IOV)
 				used += source_peek(source_set_get(d->set, i), iov + used,
-						    STREAM_IOV - used, want - k, now, max_age, &ps->got);
+						    STREAM_IOV - used, want - k, now, max_age,
+						    &ps->got);
 			k += ps->got;
 		}
 		if (count)
@@ -749,6 +750,29 @@ write:
 	return false;
 }
 
+/*
+ * The poll timeout, given the one the rest of the loop wants. Blocks waiting and wanted
+ * now (output, test, CRNG not ready): do not sleep. Streaming waits for a batch: with part
+ * of one there, until its deadline; with nothing there, until the first block comes, or,
+ * while the sources keep up (the last write was a full batch), STREAM_FLUSH_NS at most, so
+ * that a fast source wakes us once per batch instead of twice.
+ */
+static int wait_timeout(struct daemon *d, int timeout)
+{
+	bool deadline = d->want_more && d->batch > 1 && (d->partial_since || d->stream_fast);
+	uint64_t now, due;
+	int left;
+
+	if (!source_set_prepare_wait(d->set, d->want_more ? d->batch : 1, !deadline))
+		return d->want_more ? 0 : timeout;
+	if (!deadline)
+		return timeout;
+	now = now_ns();
+	due = (d->partial_since ? d->partial_since : now) + STREAM_FLUSH_NS;
+	left = now >= due ? 0 : (int)((due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+	return timeout < 0 || left < timeout ? left : timeout;
+}
+
 /* Whether every source has ended for good (failed, or ran out of input). */
 static bool no_source_left(struct daemon *d)
 {
@@ -777,7 +801,6 @@ int daemon_run(struct daemon *d)
 			{ .fd = -1, .events = POLLOUT },
 		};
 		int timeout = -1;
-		bool streaming;
 
 		/* Legacy kernels only, and only with data to give: POLLOUT says "feed me". */
 		if (d->sink_open && !d->sink.output_mode && d->sink.gen == KERNEL_LEGACY &&
@@ -788,26 +811,7 @@ int daemon_run(struct daemon *d)
 		/* POLLOUT never without a timeout: a kernel may never report it (§1.4). */
 		if (p[4].fd >= 0)
 			timeout = (int)MIN(d->conf.feed_interval * 1000, (uint64_t)INT_MAX);
-		/*
-		 * Blocks waiting and wanted now (output, test, CRNG not ready): do not sleep.
-		 * Streaming waits for a batch: with part of one there, until its deadline; with
-		 * nothing there, until the first block comes, or, while the sources keep up
-		 * (the last write was a full batch), STREAM_FLUSH_NS at most, so that a fast
-		 * source wakes us once per batch instead of twice.
-		 */
-		streaming = d->want_more && d->batch > 1;
-		if (!source_set_prepare_wait(d->set, d->want_more ? d->batch : 1,
-					     !streaming || (!d->partial_since && !d->stream_fast))) {
-			if (d->want_more)
-				timeout = 0;
-		} else if (streaming && (d->partial_since || d->stream_fast)) {
-			uint64_t now = now_ns();
-			uint64_t due = (d->partial_since ? d->partial_since : now) + STREAM_FLUSH_NS;
-			int left = now >= due ? 0 : (int)((due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
-
-			if (timeout < 0 || left < timeout)
-				timeout = left;
-		}
+		timeout = wait_timeout(d, timeout);
 		if (poll(p, ARRAY_SIZE(p), timeout) < 0) {
 			if (errno == EINTR)
 				continue;

@@ -51,7 +51,7 @@ struct daemon {
 	bool notify;		/* NOTIFY_SOCKET is set */
 	bool want_more;		/* tested data is wanted at once */
 	size_t batch;		/* blocks a ring holds before a streaming write */
-	uint64_t partial_since;	/* when less than a batch was first seen waiting, 0: not */
+	uint64_t partial_since; /* when less than a batch was first seen waiting, 0: not */
 	bool stream_fast;	/* the last streaming write was a full batch */
 	uint64_t timer_at;	/* when the feed timer fires, UINT64_MAX: disarmed */
 	bool status_error_logged;

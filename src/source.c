@@ -90,7 +90,7 @@ struct source {
 
 	/* Reader thread: bytes read into the free slots from the head on (see fill_head()). */
 	size_t ahead;
-	uint64_t ahead_time_ns;	/* when the last of them were read */
+	uint64_t ahead_time_ns; /* when the last of them were read */
 
 	pthread_mutex_t lock; /* guards st, counter_names and the waits */
 	pthread_cond_t cond;  /* CLOCK_MONOTONIC: ring space, stop */
@@ -106,8 +106,8 @@ struct source_set {
 	bool abandoned; /* a thread outlived source_set_stop_within() */
 	struct source_set *next_abandoned;
 	/* The consumer is about to sleep: the next published block must wake it. */
-	_Atomic size_t wake_at;		/* 0: the consumer is busy; else the blocks it waits for */
-	_Atomic bool wake_on_first;	/* ... or the first block in an empty ring */
+	_Atomic size_t wake_at;	    /* 0: the consumer is busy; else the blocks it waits for */
+	_Atomic bool wake_on_first; /* ... or the first block in an empty ring */
 	pthread_mutex_t lock; /* for none_left */
 	bool none_left;	      /* "no-source-left" logged */
 };

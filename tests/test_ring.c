@@ -78,7 +78,8 @@ static void test_ahead_and_peek(void **state)
 	for (int round = 0; round < 3; round++) {
 		/* Every slot is free: four ahead, in order, then none. */
 		for (size_t i = 0; i < 4; i++)
-			assert_ptr_equal(ring_write_ahead(&r, i), &r.slots[(round * 3 + i) & r.mask]);
+			assert_ptr_equal(ring_write_ahead(&r, i),
+					 &r.slots[(round * 3 + i) & r.mask]);
 		assert_null(ring_write_ahead(&r, 4));
 		assert_ptr_equal(ring_write_slot(&r), ring_write_ahead(&r, 0));
 		for (int i = 0; i < 3; i++) {
