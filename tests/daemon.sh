@@ -61,6 +61,42 @@ test_fifo_to_stdout() {
 	fi
 }
 
+# Output mode writes in batches of 128 blocks; a lone block must not wait for the rest.
+test_partial_batch_flush() {
+	make_input "$T/one.bin" 1
+	expected_output "$T/one.bin" >"$T/expected_one"
+	if [ "$(stat -c %s "$T/expected_one")" -ne 2500 ]; then
+		fail "lone block in output mode: the seeded input block does not pass"
+		return
+	fi
+	mkfifo "$T/pfifo"
+	local wfd
+	exec {wfd}<>"$T/pfifo" # a writer that stays, so that the source never ends
+	"$RNGD" -f -q "${NOSRC[@]}" -O "file:p:path:$T/pfifo" -o "$T/out_one" 2>"$T/err_one" &
+	local pid=$! size=0 t0 ms
+	pids+=("$pid")
+	sleep 0.3
+	t0=$(date +%s%N)
+	cat "$T/one.bin" >&"$wfd"
+	while :; do
+		size=$(stat -c %s "$T/out_one" 2>/dev/null || echo 0)
+		[ "$size" -ge 2500 ] && break
+		[ $(($(date +%s%N) - t0)) -gt 5000000000 ] && break
+		sleep 0.005
+	done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	kill -TERM "$pid"
+	wait "$pid" 2>/dev/null
+	exec {wfd}>&-
+	if [ "$size" -lt 2500 ]; then
+		fail "lone block in output mode: not written within 5 s: $(head -c 300 "$T/err_one")"
+	elif ! cmp -s "$T/expected_one" "$T/out_one"; then
+		fail "lone block in output mode: output differs from the passed block"
+	else
+		ok "lone block in output mode: written without the rest of its batch, $ms ms after it reached the FIFO"
+	fi
+}
+
 test_real_hwrng() {
 	if ! hwrng_readable; then
 		skip "real /dev/hwrng: not present or not readable here"
@@ -264,6 +300,7 @@ test_list() {
 [ -x "$RNGD" ] || { echo "no $RNGD"; exit 1; }
 test_file_to_output
 test_fifo_to_stdout
+test_partial_batch_flush
 test_real_hwrng
 test_kernel_sink
 test_stop_latency
