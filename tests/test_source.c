@@ -918,20 +918,23 @@ static void test_backoff_on_failures(void **state)
 	unlink(tmp_path("zero"));
 }
 
-static void test_take_partial_and_max_age(void **state)
+/*
+ * A file source over a regular file of three random blocks, started and left to read it
+ * to the end: three blocks fit in the ring (4), so the thread gets there on its own.
+ * Returns the set; *in, *want and *npass as from make_input().
+ */
+static struct source_set *three_blocks_read(const char *path, int efd, uint8_t **in,
+					    uint8_t **want, size_t *npass)
 {
-	uint8_t *in, *want, *got;
-	size_t in_len, npass, n, off;
 	struct source_set *set;
 	struct source *src;
-	uint64_t deadline, now;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	uint64_t deadline;
+	size_t in_len;
 
-	/* Three blocks fit in the ring (4): the thread reaches end of file on its own. */
-	npass = make_input(&in, &in_len, &want, 3, NULL);
-	assert_true(npass >= 1);
-	write_file(tmp_path("take"), in, in_len);
-	set = one_file_set(tmp_path("take"));
+	*npass = make_input(in, &in_len, want, 3, NULL);
+	assert_true(*npass >= 1);
+	write_file(path, *in, in_len);
+	set = one_file_set(path);
 	src = source_set_get(set, 0);
 	assert_int_equal(source_set_init(set), 1);
 	assert_int_equal(source_set_start(set, efd), 0);
@@ -939,6 +942,20 @@ static void test_take_partial_and_max_age(void **state)
 	while (state_of(src) != SOURCE_FAILED && now_ns() < deadline)
 		wait_wake(efd, 100);
 	assert_int_equal(state_of(src), SOURCE_FAILED);
+	return set;
+}
+
+static void test_take_partial_and_max_age(void **state)
+{
+	uint8_t *in, *want, *got;
+	size_t npass, n, off;
+	struct source_set *set;
+	struct source *src;
+	uint64_t now;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	set = three_blocks_read(tmp_path("take"), efd, &in, &want, &npass);
+	src = source_set_get(set, 0);
 	now = now_ns();
 	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK);
 
@@ -981,24 +998,15 @@ static void test_peek_and_consume(void **state)
 {
 	static const uint8_t zeros[BLOCK];
 	uint8_t *in, *want, got[200];
-	size_t in_len, npass, n, used, off;
+	size_t npass, n, used, off;
 	struct iovec iov[8];
 	struct source_set *set;
 	struct source *src;
-	uint64_t deadline, now;
+	uint64_t now;
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
-	npass = make_input(&in, &in_len, &want, 3, NULL);
-	assert_true(npass >= 1);
-	write_file(tmp_path("peek"), in, in_len);
-	set = one_file_set(tmp_path("peek"));
+	set = three_blocks_read(tmp_path("peek"), efd, &in, &want, &npass);
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
-	deadline = now_ns() + 10 * NSEC_PER_SEC;
-	while (state_of(src) != SOURCE_FAILED && now_ns() < deadline)
-		wait_wake(efd, 100);
-	assert_int_equal(state_of(src), SOURCE_FAILED);
 	now = now_ns();
 
 	used = source_peek(src, iov, ARRAY_SIZE(iov), 64, now, MAX_AGE, &n);
