@@ -1582,21 +1582,19 @@ void source_consume(struct source *src, size_t n)
 size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)
 {
 	struct iovec iov[8];
-	size_t done = 0;
+	size_t done = 0, got;
 
-	drop_stale(src, now, max_age_ns);
-	while (done < n) {
-		size_t got, used = source_peek(src, iov, ARRAY_SIZE(iov), n - done, now, max_age_ns,
-					       &got);
+	/* source_peek() drops the stale blocks, also when nothing is taken (n == 0). */
+	do {
+		size_t used = source_peek(src, iov, ARRAY_SIZE(iov), n - done, now, max_age_ns,
+					  &got);
 
-		if (got == 0)
-			break;
 		for (size_t i = 0; i < used; i++) {
 			memcpy(buf + done, iov[i].iov_base, iov[i].iov_len);
 			done += iov[i].iov_len;
 		}
 		source_consume(src, got);
-	}
+	} while (got > 0 && done < n);
 	return done;
 }
 
