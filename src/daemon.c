@@ -22,7 +22,7 @@
 /* Largest RNDADDENTROPY we make. */
 #define KERNEL_CHUNK FIPS_BLOCK_BYTES
 /* --once gives up when no tested block arrived in this time. */
-#define ONCE_TIMEOUT_NS (60 * NSEC_PER_SEC)
+#define ONCE_TIMEOUT_NS (15 * NSEC_PER_SEC)
 
 static int block_signals(sigset_t *set)
 {
@@ -426,7 +426,12 @@ static void fed_ok(struct daemon *d, uint64_t now, size_t fed)
 		d->c.last_feed = realtime_ns();
 		if (d->conf.reseed && d->crng_ready && sink_reseed(&d->sink) == 0)
 			d->c.reseeds++;
-		log_debug("fed %zu bytes", fed);
+		if (d->c.feeds == 1)
+			log_full(LOG_INFO, NULL, "first-feed", NULL,
+				 "first injection: %zu bytes, %" PRIu64 " bits credited%s", fed,
+				 d->c.bits_credited, d->crng_ready ? "" : ", CRNG not ready yet");
+		else
+			log_debug("fed %zu bytes", fed);
 	}
 	if (!d->ready_sent) {
 		/* READY=1 right after the first injection. */
@@ -720,7 +725,7 @@ static int reload(struct daemon *d)
 	}
 	setup_policy(d, true);
 	reset_tick(d);
-	log_info("configuration reloaded: %zu source(s)", source_set_size(d->set));
+	log_info("configuration reloaded: %zu source(s)", usable_sources(d));
 done:
 	notify_ready();
 	update_status(d, true);
@@ -789,10 +794,11 @@ static bool no_source_left(struct daemon *d)
 int daemon_run(struct daemon *d)
 {
 	uint64_t once_deadline = now_ns() + ONCE_TIMEOUT_NS;
-	int r = 0;
+	int r;
 
-	feed_cycle(d);
-	for (;;) {
+	/* The first cycle may finish the job already (--once with data at hand). */
+	r = feed_cycle(d);
+	while (r == 0) {
 		struct pollfd p[5] = {
 			{ .fd = d->sig_fd, .events = POLLIN },
 			{ .fd = d->wake_fd, .events = POLLIN },
@@ -851,10 +857,8 @@ int daemon_run(struct daemon *d)
 		}
 		if (!hold_for_batch(d, now_ns())) {
 			r = feed_cycle(d);
-			if (r != 0) {
-				r = r > 0 ? 0 : r;
+			if (r != 0)
 				break;
-			}
 		}
 		if (no_source_left(d) && fresh_available(d, now_ns()) == 0) {
 			/* The source framework has said why, once. */
@@ -873,7 +877,7 @@ int daemon_run(struct daemon *d)
 	notify_stopping();
 	if (d->mode == DAEMON_TEST)
 		test_rate_line(d, true);
-	return r;
+	return r > 0 ? 0 : r;
 }
 
 /*

@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "daemon.h"
 #include "log.h"
+#include "notify.h"
 #include "privs.h"
 #include "sink.h"
 #include "source.h"
@@ -474,6 +475,42 @@ static void report_start(int *report_fd, unsigned char code)
 	}
 }
 
+/* Sources that are open now (not absent, not waiting for their device). */
+static int count_ready(struct source_set *set)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < source_set_size(set); i++) {
+		struct source_stats st;
+
+		source_get_stats(source_set_get(set, i), &st);
+		n += st.state == SOURCE_STARTING;
+	}
+	return n;
+}
+
+/*
+ * "no usable entropy source: NAME: why; ..." into buf, for the journal and STATUS=: why
+ * each enabled source cannot work here.
+ */
+static void no_source_why(struct source_set *set, char *buf, size_t len)
+{
+	size_t off = (size_t)snprintf(buf, len, "no usable entropy source");
+	const char *sep = ": ";
+
+	for (size_t i = 0; i < source_set_size(set) && off < len; i++) {
+		struct source *src = source_set_get(set, i);
+		struct source_stats st;
+
+		source_get_stats(src, &st);
+		if (!st.last_error_text[0])
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s: %s", sep, source_name(src),
+					st.last_error_text);
+		sep = "; ";
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char err[CONF_ERR_MAX], why[256];
@@ -541,13 +578,21 @@ int main(int argc, char **argv)
 	r = daemon_init(&d, &conf, set, mode, o.dump_bytes, reload_config, &o);
 	if (r < 0) {
 		ret = r == -EPERM ? EXIT_NO_PERM : EXIT_RUNTIME;
+		if (ret == EXIT_NO_PERM)
+			notify_nothing_to_do("not permitted to feed the kernel: no CAP_SYS_ADMIN");
 		goto out_set;
 	}
 	/* conf and set belong to d from here on. */
 	usable = source_set_init(d.set);
+	/* --once seeds from what is there now: it does not wait for a device to appear. */
+	if (usable > 0 && mode == DAEMON_ONCE)
+		usable = count_ready(d.set);
 	if (usable <= 0) {
-		log_full(LOG_ERR, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE,
-			 "no usable entropy source; 'rngd -l' tells why");
+		char text[256];
+
+		no_source_why(d.set, text, sizeof(text));
+		log_full(LOG_WARNING, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE, "%s", text);
+		notify_nothing_to_do(text);
 		ret = EXIT_NO_SOURCE;
 		goto out_daemon;
 	}

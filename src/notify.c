@@ -51,6 +51,23 @@ int notify_ready(void)
 	return send_msg("READY=1");
 }
 
+int notify_nothing_to_do(const char *why)
+{
+	char msg[STATUS_MAX + 32];
+	int r;
+
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=%.*s", STATUS_MAX - 1, why);
+	r = send_msg(msg);
+	/*
+	 * The manager must have read the message before it sees the exit, or the exit counts
+	 * as one before READY=1. The barrier is bounded: a manager that does not answer costs
+	 * a second, not a hang.
+	 */
+	if (r > 0)
+		sd_notify_barrier(0, 1000000);
+	return r;
+}
+
 static bool status_due(uint64_t now)
 {
 	return !st.sent_any || now - st.last_ns >= NOTIFY_STATUS_INTERVAL_NS;

@@ -23,6 +23,14 @@ void notify_init(void);
 int notify_ready(void);
 
 /*
+ * READY=1 with STATUS=<why>, then wait (at most 1 s) until the manager has read it: for a
+ * daemon about to exit with "nothing to do here" (66, 77) before it was ready. Without
+ * READY=1 systemd counts any exit of a Type=notify service before it as a protocol
+ * failure, whatever SuccessExitStatus= says; with it the unit ends inactive, not failed.
+ */
+int notify_nothing_to_do(const char *why);
+
+/*
  * STATUS=<text> for `systemctl status`. now is CLOCK_MONOTONIC in ns (passed in so tests
  * control time). A text equal to the last one sent is dropped. A new text that comes less
  * than NOTIFY_STATUS_INTERVAL_NS after the previous STATUS is kept pending and sent by a

@@ -128,6 +128,8 @@ const char *source_state_name(enum source_state s)
 		return "backoff";
 	case SOURCE_FAILED:
 		return "failed";
+	case SOURCE_WAITING:
+		return "waiting";
 	}
 	return "unknown";
 }
@@ -848,6 +850,17 @@ static void set_error(struct source *src, int err, const char *text)
 	pthread_mutex_unlock(&src->lock);
 }
 
+/*
+ * Whether an open that failed with r may work later without anyone touching rngd: the
+ * hwrng device without a backend yet (ENODEV: its module binds later, or the backend is
+ * being switched), or a node whose group udev has not set yet (EACCES at boot). Anything
+ * else (no such device at all, wrong CPU) cannot change while the daemon runs.
+ */
+static bool may_appear(const struct source *src, int r)
+{
+	return src->ops->hwrng_family && (r == -ENODEV || r == -EACCES);
+}
+
 static int open_source(struct source *src, char *why, size_t len)
 {
 	int r = 0;
@@ -895,6 +908,19 @@ int source_set_init(struct source_set *set)
 				return r;
 		}
 		r = open_source(src, why, sizeof(why));
+		if (r < 0 && may_appear(src, r)) {
+			/* Its reader thread keeps trying: count it as usable. */
+			set_error(src, -r, why);
+			pthread_mutex_lock(&src->lock);
+			src->st.state = SOURCE_WAITING;
+			src->st.state_since = realtime_ns();
+			pthread_mutex_unlock(&src->lock);
+			log_full(LOG_NOTICE, src->name, "source-waiting", NULL,
+				 "waiting: %s; trying again every %llu ms", why,
+				 (unsigned long long)(SOURCE_WAIT_RETRY_NS / NSEC_PER_MSEC));
+			usable++;
+			continue;
+		}
 		if (r < 0) {
 			set_error(src, -r, why);
 			/* A default source this machine lacks (via on AMD) is no news. */
@@ -1057,6 +1083,14 @@ static void set_state(struct source *src, enum source_state state, int err, cons
 				 "failed: %s; retrying with back-off", text ? text : "unknown");
 		}
 		check_none_left(src->set);
+		break;
+	case SOURCE_WAITING:
+		/* Gone while it worked is trouble (it recovers); never there yet is not. */
+		if (old == SOURCE_RUNNING || old == SOURCE_STARTING)
+			src->in_trouble = true;
+		log_full(src->in_trouble ? LOG_WARNING : LOG_NOTICE, src->name, "source-waiting",
+			 NULL, "waiting: %s; trying again every %llu ms", text ? text : "unknown",
+			 (unsigned long long)(SOURCE_WAIT_RETRY_NS / NSEC_PER_MSEC));
 		break;
 	case SOURCE_FAILED:
 		src->in_trouble = true;
@@ -1334,7 +1368,9 @@ static void run(struct source *src)
 	for (;;) {
 		if (!src->opened) {
 			r = open_source(src, why, sizeof(why));
-			if (r < 0) {
+			if (r < 0 && may_appear(src, r)) {
+				set_state(src, SOURCE_WAITING, -r, why);
+			} else if (r < 0) {
 				/* Still in back-off; logged when it started. */
 				set_state(src, SOURCE_BACKOFF, -r, why);
 			} else {
@@ -1352,7 +1388,17 @@ static void run(struct source *src)
 				return;
 			}
 			atomic_store(&src->waiting, true); /* about to sleep */
-			set_state(src, SOURCE_BACKOFF, -r, why);
+			if (may_appear(src, r)) {
+				/* The device went away (backend switched, module removed). */
+				set_state(src, SOURCE_WAITING, -r, why);
+			} else {
+				set_state(src, SOURCE_BACKOFF, -r, why);
+			}
+		}
+		if (src->st.state == SOURCE_WAITING) {
+			if (source_sleep(src, SOURCE_WAIT_RETRY_NS) < 0)
+				return;
+			continue;
 		}
 		if (source_sleep(src, src->backoff_ns) < 0)
 			return;
@@ -1413,7 +1459,7 @@ int source_set_start(struct source_set *set, int wake_fd)
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
 
-		if (!src->opened || src->thread_started)
+		if ((!src->opened && src->st.state != SOURCE_WAITING) || src->thread_started)
 			continue;
 		src->wake_fd = wake_fd;
 		atomic_store(&src->stop, false);

@@ -42,6 +42,8 @@ enum source_state {
 	SOURCE_RUNNING,
 	SOURCE_BACKOFF,		/* device gone or too many FIPS failures; retrying later */
 	SOURCE_FAILED,		/* given up until reload */
+	SOURCE_WAITING,		/* its device may still appear (no hwrng backend yet, node not
+				 * accessible yet): re-opened every SOURCE_WAIT_RETRY_NS */
 };
 
 /* Name of a state as printed in -l, logs and the status file ("running"). */
@@ -95,7 +97,9 @@ struct source_ops {
 	 * available now (the framework waits and retries), or -errno. Runs on the source's
 	 * thread; a blocked read is interrupted by a signal without SA_RESTART when the
 	 * source stops, so -EINTR must be returned as is. -ENODEV, -EIO, -EINVAL (CAAM) and
-	 * -ENXIO make the framework close (fini) and re-open (init) with back-off.
+	 * -ENXIO make the framework close (fini) and re-open (init) with back-off; for an
+	 * hwrng-family source, -ENODEV (no backend) and -EACCES (from read or init) make it
+	 * wait for its device instead, re-opened every SOURCE_WAIT_RETRY_NS.
 	 * -ENODATA means the source is exhausted for good (the end of a regular file): the
 	 * source becomes failed ("end of file") and its thread ends.
 	 */
@@ -181,6 +185,8 @@ void source_fail_window_reset(struct source_fail_window *w);
 /* Back-off after a failure: 1 s, doubling per consecutive failure, at most 1 h. */
 #define SOURCE_BACKOFF_MIN_NS (1ULL * 1000000000ULL)
 #define SOURCE_BACKOFF_MAX_NS (3600ULL * 1000000000ULL)
+/* How often a waiting source tries to open again: it starts within this of appearing. */
+#define SOURCE_WAIT_RETRY_NS (500ULL * 1000000ULL)
 /* Waits after a read that returned 0: 10 ms, doubling, at most 1 s. */
 #define SOURCE_DRY_MIN_NS (10ULL * 1000000ULL)
 #define SOURCE_DRY_MAX_NS (1000ULL * 1000000ULL)
