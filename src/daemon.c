@@ -266,7 +266,8 @@ int daemon_start(struct daemon *d)
 	d->next_status_ns = now;
 	d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
 	reset_tick(d);
-	log_info("started: %zu source(s), sink %s%s", usable_sources(d), sink_kind(d),
+	log_full(LOG_INFO, NULL, "started", DAEMON_MESSAGE_STARTED,
+		 "started: %zu source(s), sink %s%s", usable_sources(d), sink_kind(d),
 		 d->sink_open && !d->sink.output_mode && !d->crng_ready ? ", CRNG not ready yet"
 									  : "");
 	return 0;
@@ -427,7 +428,7 @@ static void fed_ok(struct daemon *d, uint64_t now, size_t fed)
 		if (d->conf.reseed && d->crng_ready && sink_reseed(&d->sink) == 0)
 			d->c.reseeds++;
 		if (d->c.feeds == 1)
-			log_full(LOG_INFO, NULL, "first-feed", NULL,
+			log_full(LOG_INFO, NULL, "first-feed", DAEMON_MESSAGE_FIRST_FEED,
 				 "first injection: %zu bytes, %" PRIu64 " bits credited%s", fed,
 				 d->c.bits_credited, d->crng_ready ? "" : ", CRNG not ready yet");
 		else
@@ -725,7 +726,8 @@ static int reload(struct daemon *d)
 	}
 	setup_policy(d, true);
 	reset_tick(d);
-	log_info("configuration reloaded: %zu source(s)", usable_sources(d));
+	log_full(LOG_INFO, NULL, "reloaded", DAEMON_MESSAGE_RELOADED,
+		 "configuration reloaded: %zu source(s)", usable_sources(d));
 done:
 	notify_ready();
 	update_status(d, true);
@@ -831,7 +833,9 @@ int daemon_run(struct daemon *d)
 
 			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-					log_info("stopping on signal %s", strsignal((int)si.ssi_signo));
+					log_full(LOG_INFO, NULL, "stopping", DAEMON_MESSAGE_STOPPING,
+						 "stopping on signal %s",
+						 strsignal((int)si.ssi_signo));
 					stop = true;
 				} else if (si.ssi_signo == SIGHUP) {
 					r = reload(d);

@@ -16,6 +16,12 @@
 #include "sink.h"
 #include "source.h"
 
+/* MESSAGE_ID= of the daemon's life-cycle journal entries (journalctl MESSAGE_ID=...). */
+#define DAEMON_MESSAGE_STARTED "dfbec72ec5d144679c2d53ca412e6450"	 /* "started" */
+#define DAEMON_MESSAGE_FIRST_FEED "f1384e28979a4ba39cc10f3c4d4233c1" /* "first-feed" */
+#define DAEMON_MESSAGE_RELOADED "80aa514c93524b1e82dc11cdb8a92ef3"	 /* "reloaded" */
+#define DAEMON_MESSAGE_STOPPING "8648b3f785d143f4a28bc3fddb3b8fa2"	 /* "stopping" */
+
 enum daemon_mode {
 	DAEMON_FEED,	/* feed the kernel (or write to an output sink) until stopped */
 	DAEMON_TEST,	/* -t: test the sources, feed nothing, a rate line each second */

@@ -915,7 +915,7 @@ int source_set_init(struct source_set *set)
 			src->st.state = SOURCE_WAITING;
 			src->st.state_since = realtime_ns();
 			pthread_mutex_unlock(&src->lock);
-			log_full(LOG_NOTICE, src->name, "source-waiting", NULL,
+			log_full(LOG_NOTICE, src->name, "source-waiting", SOURCE_MESSAGE_WAITING,
 				 "waiting: %s; trying again every %llu ms", why,
 				 (unsigned long long)(SOURCE_WAIT_RETRY_NS / NSEC_PER_MSEC));
 			usable++;
@@ -1089,7 +1089,8 @@ static void set_state(struct source *src, enum source_state state, int err, cons
 		if (old == SOURCE_RUNNING || old == SOURCE_STARTING)
 			src->in_trouble = true;
 		log_full(src->in_trouble ? LOG_WARNING : LOG_NOTICE, src->name, "source-waiting",
-			 NULL, "waiting: %s; trying again every %llu ms", text ? text : "unknown",
+			 SOURCE_MESSAGE_WAITING, "waiting: %s; trying again every %llu ms",
+			 text ? text : "unknown",
 			 (unsigned long long)(SOURCE_WAIT_RETRY_NS / NSEC_PER_MSEC));
 		break;
 	case SOURCE_FAILED:

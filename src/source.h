@@ -35,6 +35,7 @@ struct source_set;
 #define SOURCE_MESSAGE_FAILED "d56ed95d1b65a94addade9d024719078"	 /* "source-failed" */
 #define SOURCE_MESSAGE_RECOVERED "359b715497e496b6d2f14bff5311d7a3" /* "source-recovered" */
 #define SOURCE_MESSAGE_NO_SOURCE "96b9221b5991b939df2695be7322440e" /* "no-source-left" */
+#define SOURCE_MESSAGE_WAITING "896a8d437c4f43fab2e55c632d972837"	 /* "source-waiting" */
 
 enum source_state {
 	SOURCE_ABSENT,		/* cannot work on this machine (probe/init said why) */
