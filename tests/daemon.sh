@@ -5,6 +5,7 @@
 # 77 if all were skipped.
 set -u
 . "$(dirname "$0")/lib.sh" daemon
+hwrng_lock
 
 # Pseudo-random blocks with two all-zero blocks (they fail monobit): $1 file, $2 blocks.
 # A fixed seed keeps the input the same from run to run: about one random block in 1250

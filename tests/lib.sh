@@ -34,5 +34,20 @@ have_sys_admin() { # CAP_SYS_ADMIN (bit 21) in our effective set
 	(((0x$eff >> 21) & 1))
 }
 hwrng_readable() { [ -r /dev/hwrng ] && timeout 2 dd if=/dev/hwrng of=/dev/null bs=16 count=1 2>/dev/null; }
+# The real /dev/hwrng is rate-metered by the host and shared by every reader: scripts that
+# read it take this lock first, so that `make -j check` runs them one after the other
+# instead of letting them starve each other's timing (held until the script exits).
+hwrng_lock() {
+	exec 8>"${TMPDIR:-/tmp}/rngd-test-hwrng.lock" && flock 8
+}
+# Wait up to $1 seconds for the command after it to succeed (polls every 0.1 s).
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
 # No default sources, so that only what a test names runs.
 NOSRC=(-x hwrng -x via)
