@@ -390,7 +390,7 @@ int main(int argc, char **argv)
 	log_setup(LOG_ERR, LOG_TARGET_STDERR);
 	log_set_ident(PROG);
 
-	conf_init(&c);
+	conf_init(&c, source_check_section);
 	if (o.config) {
 		r = conf_load_file(&c, o.config, err, sizeof(err));
 		if (r < 0)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The configuration parser. A load parses the text into a fresh struct conf (only what the
- * text sets), then merges that into a deep copy of the caller's conf, validates the touched
- * source sections and swaps the copy in: the caller's conf changes only on success.
+ * text sets), then merges that into a deep copy of the caller's conf, has the caller's
+ * section check (conf->check_section) validate the touched source sections, and swaps the
+ * copy in: the caller's conf changes only on success. The [rngd] keys are checked against
+ * their schema (option.h) as they are parsed. Nothing here knows what a source is.
  */
 #include "config.h"
 
@@ -17,14 +19,13 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "source.h"
+#include "option.h"
 #include "util.h"
 
-#define CONF_MAX_FILE (1024 * 1024)	/* bytes */
-#define CONF_MAX_LINE 4096		/* bytes, without the line ending */
+#define CONF_MAX_FILE (1024 * 1024) /* bytes */
+#define CONF_MAX_LINE 4096	    /* bytes, without the line ending */
 #define CONF_MAX_SECTIONS 256
-#define CONF_MAX_KEYS 256		/* per section */
-#define CONF_MAX_USER 32		/* useradd(8) limit on Linux */
+#define CONF_MAX_KEYS 256 /* per section */
 
 /*
  * Defaults of the string keys. conf_init() points at these instead of allocating, so that
@@ -56,38 +57,34 @@ static int copy_str(char **dst, const char *src)
 	return *dst ? 0 : -ENOMEM;
 }
 
-enum key_type {
-	KEY_PATH,	/* absolute path */
-	KEY_UINT,	/* decimal in [min, max] */
-	KEY_BOOL,
-	KEY_USER,	/* USER or USER:GROUP; sets group too */
-	KEY_GROUP,
+/* An [rngd] key: its schema, and where its value lives in struct conf. */
+struct global_key {
+	struct option_spec opt;
+	size_t offset;
 };
 
-struct global_key {
-	const char *name;
-	enum key_type type;
-	size_t offset;
-	uint64_t min, max;
-	bool empty_ok;		/* an empty value sets the string to NULL ("none") */
-};
+#define KEY(name, t, field, lo, hi, empty)                                                  \
+	{                                                                                   \
+		.opt = { .key = name, .type = t, .min = lo, .max = hi, .empty_ok = empty }, \
+		.offset = offsetof(struct conf, field)                                      \
+	}
 
 static const struct global_key global_keys[] = {
-	{ "random-device", KEY_PATH, offsetof(struct conf, random_device), 0, 0, false },
-	{ "feed-interval", KEY_UINT, offsetof(struct conf, feed_interval), 1, 86400, false },
-	{ "feed-bytes", KEY_UINT, offsetof(struct conf, feed_bytes), 1, 2500, false },
-	{ "max-age", KEY_UINT, offsetof(struct conf, max_age), 1, 86400, false },
-	{ "reseed", KEY_BOOL, offsetof(struct conf, reseed), 0, 0, false },
-	{ "fill-watermark", KEY_UINT, offsetof(struct conf, watermark), 0, 4096, false },
-	{ "entropy-count", KEY_UINT, offsetof(struct conf, entropy_count), 1, 8, false },
-	{ "pid-file", KEY_PATH, offsetof(struct conf, pid_file), 0, 0, true },
-	{ "user", KEY_USER, offsetof(struct conf, user), 0, 0, true },
-	{ "group", KEY_GROUP, offsetof(struct conf, group), 0, 0, true },
-	{ "ready-timeout", KEY_UINT, offsetof(struct conf, ready_timeout), 0, 3600, false },
-	{ "status-file", KEY_PATH, offsetof(struct conf, status_file), 0, 0, true },
-	{ "status-interval", KEY_UINT, offsetof(struct conf, status_interval), 0, 86400, false },
-	{ "stats-interval", KEY_UINT, offsetof(struct conf, stats_interval), 0, 86400, false },
-	{ "use-slow-sources", KEY_BOOL, offsetof(struct conf, use_slow_sources), 0, 0, false },
+	KEY("random-device", OPTION_PATH, random_device, 0, 0, false),
+	KEY("feed-interval", OPTION_UINT, feed_interval, 1, 86400, false),
+	KEY("feed-bytes", OPTION_UINT, feed_bytes, 1, 2500, false),
+	KEY("max-age", OPTION_UINT, max_age, 1, 86400, false),
+	KEY("reseed", OPTION_BOOL, reseed, 0, 0, false),
+	KEY("fill-watermark", OPTION_UINT, watermark, 0, 4096, false),
+	KEY("entropy-count", OPTION_UINT, entropy_count, 1, 8, false),
+	KEY("pid-file", OPTION_PATH, pid_file, 0, 0, true),
+	KEY("user", OPTION_USER, user, 0, 0, true),
+	KEY("group", OPTION_GROUP, group, 0, 0, true),
+	KEY("ready-timeout", OPTION_UINT, ready_timeout, 0, 3600, false),
+	KEY("status-file", OPTION_PATH, status_file, 0, 0, true),
+	KEY("status-interval", OPTION_UINT, status_interval, 0, 86400, false),
+	KEY("stats-interval", OPTION_UINT, stats_interval, 0, 86400, false),
+	KEY("use-slow-sources", OPTION_BOOL, use_slow_sources, 0, 0, false),
 };
 
 #define N_GLOBAL_KEYS ARRAY_SIZE(global_keys)
@@ -110,9 +107,15 @@ static bool *field_bool(struct conf *c, const struct global_key *k)
 static const struct global_key *find_global_key(const char *name)
 {
 	for (size_t i = 0; i < N_GLOBAL_KEYS; i++)
-		if (strcmp(global_keys[i].name, name) == 0)
+		if (strcmp(global_keys[i].opt.key, name) == 0)
 			return &global_keys[i];
 	return NULL;
+}
+
+/* Keys whose value is an allocated string (or NULL, or a static default). */
+static bool is_string_key(const struct global_key *k)
+{
+	return k->opt.type != OPTION_UINT && k->opt.type != OPTION_BOOL;
 }
 
 static void set_why(char *why, size_t len, const char *fmt, ...) _printf_(3, 4);
@@ -154,25 +157,6 @@ static int fail(int r, char *err, size_t errlen, const char *where, unsigned int
 	return r;
 }
 
-/* A user or group name as useradd(8) accepts by default, or a numeric id. */
-static bool valid_user_name(const char *s, size_t n)
-{
-	if (n == 0 || n > CONF_MAX_USER || s[0] == '-')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-')
-			continue;
-		/* Samba machine accounts end in '$'. */
-		if (ch == '$' && i > 0 && i == n - 1)
-			continue;
-		return false;
-	}
-	return true;
-}
-
 /*
  * Set one global key on c from value. All or nothing: on failure c is unchanged and why
  * says what is wrong with the value. keep_group: "user = NAME" leaves the group alone
@@ -181,103 +165,58 @@ static bool valid_user_name(const char *s, size_t n)
 static int set_global(struct conf *c, const struct global_key *k, const char *value,
 		      bool keep_group, char *why, size_t len)
 {
+	char *str = NULL, *group = NULL;
+	const char *colon;
 	uint64_t u;
 	bool b;
 	int r;
 
-	if (*value == '\0' && !k->empty_ok) {
+	/* As for [source] lines (parse_source_key()): the value itself is the schema's. */
+	if (*value == '\0' && !k->opt.empty_ok) {
 		set_why(why, len, "empty value");
 		return -EINVAL;
 	}
-
-	switch (k->type) {
-	case KEY_UINT:
-		r = parse_uint_why(value, k->min, k->max, &u, why, len);
-		if (r < 0)
-			return r;
+	r = option_check_value(&k->opt, value, why, len);
+	if (r < 0)
+		return r;
+	switch (k->opt.type) {
+	case OPTION_UINT:
+		if (parse_uint(value, 0, UINT64_MAX, &u) < 0)
+			break;
 		*field_uint(c, k) = u;
 		return 0;
-
-	case KEY_BOOL:
-		if (parse_bool(value, &b) < 0) {
-			set_why(why, len, "'%s' is not a boolean (yes or no)", value);
-			return -EINVAL;
-		}
+	case OPTION_BOOL:
+		if (parse_bool(value, &b) < 0)
+			break;
 		*field_bool(c, k) = b;
 		return 0;
-
-	case KEY_PATH: {
-		char *p = NULL;
-
+	case OPTION_USER:
+		colon = strchr(value, ':');
 		if (*value != '\0') {
-			if (value[0] != '/') {
-				set_why(why, len, "'%s' is not an absolute path", value);
-				return -EINVAL;
-			}
-			if (strlen(value) >= PATH_MAX) {
-				set_why(why, len, "path too long");
-				return -EINVAL;
-			}
-			p = strdup(value);
-			if (!p)
+			str = colon ? strndup(value, (size_t)(colon - value)) : strdup(value);
+			group = colon ? strdup(colon + 1) : NULL;
+			if (!str || (colon && !group)) {
+				free(str);
+				free(group);
 				goto nomem;
-		}
-		free_str(field_str(c, k));
-		*field_str(c, k) = p;
-		return 0;
-	}
-
-	case KEY_GROUP: {
-		char *g = NULL;
-
-		if (*value != '\0') {
-			if (!valid_user_name(value, strlen(value))) {
-				set_why(why, len, "'%s' is not a valid group name", value);
-				return -EINVAL;
-			}
-			g = strdup(value);
-			if (!g)
-				goto nomem;
-		}
-		free(c->group);
-		c->group = g;
-		return 0;
-	}
-
-	case KEY_USER: {
-		const char *colon = strchr(value, ':');
-		size_t ulen = colon ? (size_t)(colon - value) : strlen(value);
-		char *user = NULL, *group = NULL;
-
-		if (*value != '\0') {
-			if (!valid_user_name(value, ulen)) {
-				set_why(why, len, "'%.*s' is not a valid user name", (int)ulen,
-					value);
-				return -EINVAL;
-			}
-			if (colon && !valid_user_name(colon + 1, strlen(colon + 1))) {
-				set_why(why, len, "'%s' is not a valid group name", colon + 1);
-				return -EINVAL;
-			}
-			user = strndup(value, ulen);
-			if (!user)
-				goto nomem;
-			if (colon) {
-				group = strdup(colon + 1);
-				if (!group) {
-					free(user);
-					goto nomem;
-				}
 			}
 		}
-		free(c->user);
-		c->user = user;
+		free_str(&c->user);
+		c->user = str;
 		if (colon || !keep_group) {
-			free(c->group);
+			free_str(&c->group);
 			c->group = group;
 		}
 		return 0;
-	}
+	default:
+		if (*value != '\0') {
+			str = strdup(value);
+			if (!str)
+				goto nomem;
+		}
+		free_str(field_str(c, k));
+		*field_str(c, k) = str;
+		return 0;
 	}
 	set_why(why, len, "internal error: bad key type");
 	return -EINVAL;
@@ -411,9 +350,10 @@ static int add_section(struct conf *c, struct conf_section *s)
 
 /* ---- public basics ---- */
 
-void conf_init(struct conf *c)
+void conf_init(struct conf *c, conf_check_fn check_section)
 {
 	*c = (struct conf){
+		.check_section = check_section,
 		.random_device = (char *)def_random_device,
 		.feed_interval = 60,
 		.feed_bytes = 64,
@@ -438,8 +378,7 @@ void conf_free(struct conf *c)
 		return;
 	free(c->path);
 	for (size_t i = 0; i < N_GLOBAL_KEYS; i++)
-		if (global_keys[i].type == KEY_PATH || global_keys[i].type == KEY_USER ||
-		    global_keys[i].type == KEY_GROUP)
+		if (is_string_key(&global_keys[i]))
 			free_str(field_str(c, &global_keys[i]));
 	for (size_t i = 0; c->sections && i < c->n_sections; i++)
 		section_free(&c->sections[i]);
@@ -455,8 +394,7 @@ static int conf_copy(struct conf *dst, const struct conf *src)
 	dst->sections = NULL;
 	dst->n_sections = 0;
 	for (size_t i = 0; i < N_GLOBAL_KEYS; i++)
-		if (global_keys[i].type == KEY_PATH || global_keys[i].type == KEY_USER ||
-		    global_keys[i].type == KEY_GROUP)
+		if (is_string_key(&global_keys[i]))
 			*field_str(dst, &global_keys[i]) = NULL;
 
 	if (copy_str(&dst->path, src->path) < 0)
@@ -464,7 +402,7 @@ static int conf_copy(struct conf *dst, const struct conf *src)
 	for (size_t i = 0; i < N_GLOBAL_KEYS; i++) {
 		const struct global_key *k = &global_keys[i];
 
-		if (k->type != KEY_PATH && k->type != KEY_USER && k->type != KEY_GROUP)
+		if (!is_string_key(k))
 			continue;
 		if (copy_str(field_str(dst, k), *field_str((struct conf *)src, k)) < 0)
 			goto nomem;
@@ -488,16 +426,6 @@ nomem:
 const struct conf_section *conf_find_section(const struct conf *c, const char *name)
 {
 	return name ? find_section(c, name) : NULL;
-}
-
-const char *conf_section_get(const struct conf_section *s, const char *key)
-{
-	const struct conf_kv *kv;
-
-	if (!s || !key)
-		return NULL;
-	kv = section_find_kv(s, key);
-	return kv ? kv->value : NULL;
 }
 
 /* ---- parsing ---- */
@@ -581,10 +509,10 @@ static bool valid_utf8(const unsigned char *s, size_t n)
 
 /* What a parse found, beyond the values themselves. */
 struct parse_state {
-	const char *name;			/* for error messages */
-	unsigned int key_line[N_GLOBAL_KEYS];	/* line where a global key was set, 0 = not */
-	unsigned int user_group_line;		/* line of "user = U:G", 0 = none */
-	unsigned int global_line;		/* line of [rngd], 0 = none */
+	const char *name;		      /* for error messages */
+	unsigned int key_line[N_GLOBAL_KEYS]; /* line where a global key was set, 0 = not */
+	unsigned int user_group_line;	      /* line of "user = U:G", 0 = none */
+	unsigned int global_line;	      /* line of [rngd], 0 = none */
 };
 
 enum { IN_NOTHING, IN_GLOBAL, IN_SOURCE };
@@ -612,8 +540,8 @@ static int parse_header(struct conf *f, struct parse_state *ps, char *line, unsi
 		return 0;
 	}
 	if (strncmp(inner, "source", 6) != 0 || (inner[6] != '\0' && !is_blank(inner[6])))
-		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-			    "unknown section '[%s]'", inner);
+		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL, "unknown section '[%s]'",
+			    inner);
 	name = trim(inner + 6);
 	if (!*name)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
@@ -651,10 +579,10 @@ static int parse_global_key(struct conf *f, struct parse_state *ps, const char *
 		return fail(-EINVAL, err, errlen, ps->name, lineno, key,
 			    "duplicate key (first at line %u)", ps->key_line[idx]);
 	/* "user = U:G" and "group = G" both set the group. */
-	if (k->type == KEY_GROUP && ps->user_group_line)
+	if (k->opt.type == OPTION_GROUP && ps->user_group_line)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, key,
 			    "group already set by 'user' at line %u", ps->user_group_line);
-	if (k->type == KEY_USER && strchr(value, ':')) {
+	if (k->opt.type == OPTION_USER && strchr(value, ':')) {
 		const struct global_key *g = find_global_key("group");
 		unsigned int gl = ps->key_line[g - global_keys];
 
@@ -726,8 +654,7 @@ static int parse(struct conf *f, struct parse_state *ps, const char *text, size_
 					    "control character 0x%02x", ch);
 		}
 		if (!valid_utf8((const unsigned char *)start, n))
-			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-				    "invalid UTF-8");
+			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL, "invalid UTF-8");
 		memcpy(buf, start, n);
 		buf[n] = '\0';
 		line = trim(buf);
@@ -766,7 +693,7 @@ static int parse(struct conf *f, struct parse_state *ps, const char *text, size_
 	return 0;
 }
 
-/* Error text for a section that source_check_section() rejected. */
+/* Error text for a section that the section check rejected. */
 static int fail_section(char *err, size_t errlen, const char *where, bool with_line,
 			const struct conf_section *s, const struct conf_kv *bad, const char *why)
 {
@@ -775,6 +702,18 @@ static int fail_section(char *err, size_t errlen, const char *where, bool with_l
 	if (with_line)
 		line = bad && bad->line ? bad->line : s->line;
 	return fail(-EINVAL, err, errlen, where, line, bad ? bad->key : NULL, "%s", why);
+}
+
+/* The caller's check of a [source] section; without one, no source section is accepted. */
+static int check_section(const struct conf *c, const struct conf_section *s,
+			 const struct conf_kv **bad, char *why, size_t len)
+{
+	*bad = NULL;
+	if (!c->check_section) {
+		set_why(why, len, "no source sections here");
+		return -EINVAL;
+	}
+	return c->check_section(s, bad, why, len);
 }
 
 /* Merge what the file set (f) into tmp and validate the source sections it touched. */
@@ -786,15 +725,15 @@ static int merge(struct conf *tmp, struct conf *f, const struct parse_state *ps,
 		bool set = ps->key_line[i] != 0;
 
 		/* "user = U" also sets the group (to U's primary group unless given). */
-		if (k->type == KEY_GROUP)
+		if (k->opt.type == OPTION_GROUP)
 			set = set || ps->key_line[find_global_key("user") - global_keys];
 		if (!set)
 			continue;
-		switch (k->type) {
-		case KEY_UINT:
+		switch (k->opt.type) {
+		case OPTION_UINT:
 			*field_uint(tmp, k) = *field_uint(f, k);
 			break;
-		case KEY_BOOL:
+		case OPTION_BOOL:
 			*field_bool(tmp, k) = *field_bool(f, k);
 			break;
 		default:
@@ -827,14 +766,14 @@ static int merge(struct conf *tmp, struct conf *f, const struct parse_state *ps,
 				fs->kv[j].value = NULL;
 			}
 		}
-		if (source_check_section(ts, &bad, why, sizeof(why)) < 0)
+		if (check_section(tmp, ts, &bad, why, sizeof(why)) < 0)
 			return fail_section(err, errlen, ps->name, true, ts, bad, why);
 	}
 	return 0;
 }
 
-static int load(struct conf *c, const char *name, const char *text, size_t len,
-		const char *path, char *err, size_t errlen)
+static int load(struct conf *c, const char *name, const char *text, size_t len, const char *path,
+		char *err, size_t errlen)
 {
 	struct parse_state ps = { .name = name };
 	struct conf f, tmp;
@@ -877,8 +816,8 @@ int conf_load_string(struct conf *c, const char *name, const char *text, size_t 
 	if (!name)
 		name = "<string>";
 	if (len > CONF_MAX_FILE)
-		return fail(-EINVAL, err, errlen, name, 0, NULL,
-			    "too large (more than %d bytes)", CONF_MAX_FILE);
+		return fail(-EINVAL, err, errlen, name, 0, NULL, "too large (more than %d bytes)",
+			    CONF_MAX_FILE);
 	return load(c, name, len ? text : "", len, NULL, err, errlen);
 }
 
@@ -956,7 +895,7 @@ int conf_set_source(struct conf *c, const char *source, const char *key, const c
 		section_free(&cand);
 		return fail(r, err, errlen, where, 0, NULL, "out of memory");
 	}
-	if (source_check_section(&cand, &bad, why, sizeof(why)) < 0) {
+	if (check_section(c, &cand, &bad, why, sizeof(why)) < 0) {
 		r = fail_section(err, errlen, where, false, &cand, bad, why);
 		section_free(&cand);
 		return r;

@@ -145,7 +145,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	d->sig_fd = d->wake_fd = d->timer_fd = d->tick_fd = -1;
 	d->sink.fd = -1;
 	d->timer_at = UINT64_MAX;
-	conf_init(&d->conf);
+	conf_init(&d->conf, source_check_section);
 	d->mode = mode;
 	d->byte_limit = byte_limit;
 	d->reload = reload;

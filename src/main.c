@@ -341,7 +341,7 @@ static int load_config(const struct options *o, struct conf *c, char *err, size_
 {
 	int r;
 
-	conf_init(c);
+	conf_init(c, source_check_section);
 	r = conf_load_file(c, o->config_path, err, len);
 	if (r == -ENOENT && !o->config_explicit)
 		r = 0;

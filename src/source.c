@@ -38,13 +38,10 @@ const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 #define INSTANCE_MAX 32
 
 /* Keys every source accepts; handled here, not by the drivers. */
-static const struct source_option common_options[] = {
-	{ .key = "enabled",
-	  .type = SOURCE_OPT_BOOL,
-	  .def = "yes",
-	  .help = "use this source (yes/no)" },
+static const struct option_spec common_options[] = {
+	{ .key = "enabled", .type = OPTION_BOOL, .def = "yes", .help = "use this source (yes/no)" },
 	{ .key = "quality",
-	  .type = SOURCE_OPT_UINT,
+	  .type = OPTION_UINT,
 	  .min = 0,
 	  .max = 1024,
 	  .help = "bits of entropy credited per 1024 bits read (default: the source's own)" },
@@ -108,8 +105,8 @@ struct source_set {
 	/* The consumer is about to sleep: the next published block must wake it. */
 	_Atomic size_t wake_at;	    /* 0: the consumer is busy; else the blocks it waits for */
 	_Atomic bool wake_on_first; /* ... or the first block in an empty ring */
-	pthread_mutex_t lock; /* for none_left */
-	bool none_left;	      /* "no-source-left" logged */
+	pthread_mutex_t lock;	    /* for none_left */
+	bool none_left;		    /* "no-source-left" logged */
 };
 
 /* Sets whose threads outlived their stop; the process exit ends them (main thread only). */
@@ -162,106 +159,17 @@ const struct source_ops *source_find_driver(const char *name)
 	return find_driver_in(source_drivers, source_n_drivers, name);
 }
 
-static const struct source_option *find_option(const struct source_ops *ops, const char *key)
+static const struct option_spec *find_option(const struct source_ops *ops, const char *key)
 {
-	for (const struct source_option *o = ops->options; o && o->key; o++)
-		if (strcmp(o->key, key) == 0)
-			return o;
-	for (const struct source_option *o = common_options; o->key; o++)
-		if (strcmp(o->key, key) == 0)
-			return o;
-	return NULL;
-}
+	const struct option_spec *o = option_find(ops->options, key);
 
-static int check_value(const struct source_option *o, const char *v, char *why, size_t len)
-{
-	uint64_t u;
-	bool b;
-
-	switch (o->type) {
-	case SOURCE_OPT_STRING:
-		if (!*v) {
-			snprintf(why, len, "empty value");
-			return -EINVAL;
-		}
-		return 0;
-	case SOURCE_OPT_PATH:
-		if (v[0] != '/') {
-			snprintf(why, len, "'%s' is not an absolute path", v);
-			return -EINVAL;
-		}
-		return 0;
-	case SOURCE_OPT_UINT:
-		return parse_uint_why(v, o->min, o->max, &u, why, len);
-	case SOURCE_OPT_BOOL:
-		if (parse_bool(v, &b) < 0) {
-			snprintf(why, len, "'%s' is not yes or no", v);
-			return -EINVAL;
-		}
-		return 0;
-	case SOURCE_OPT_CHOICE:
-		for (const char *const *c = o->choices; c && *c; c++)
-			if (strcmp(*c, v) == 0)
-				return 0;
-		snprintf(why, len, "'%s' is not one of:", v);
-		for (const char *const *c = o->choices; c && *c; c++) {
-			size_t l = strlen(why);
-
-			if (l < len)
-				snprintf(why + l, len - l, " %s", *c);
-		}
-		return -EINVAL;
-	}
-	snprintf(why, len, "bad option type");
-	return -EINVAL;
-}
-
-static int check_options(const char *name, const struct source_option *opts, bool common, char *why,
-			 size_t len)
-{
-	char vwhy[160];
-
-	for (const struct source_option *o = opts; o && o->key; o++) {
-		if (!*o->key) {
-			snprintf(why, len, "source '%s': empty option key", name);
-			return -EINVAL;
-		}
-		if (!common)
-			for (const struct source_option *c = common_options; c->key; c++)
-				if (strcmp(c->key, o->key) == 0) {
-					snprintf(why, len, "source '%s': key '%s' is common to all",
-						 name, o->key);
-					return -EINVAL;
-				}
-		for (const struct source_option *p = opts; p != o; p++)
-			if (strcmp(p->key, o->key) == 0) {
-				snprintf(why, len, "source '%s': key '%s' twice", name, o->key);
-				return -EINVAL;
-			}
-		if (o->type > SOURCE_OPT_CHOICE) {
-			snprintf(why, len, "source '%s': key '%s': bad type", name, o->key);
-			return -EINVAL;
-		}
-		if (o->type == SOURCE_OPT_UINT && o->min > o->max) {
-			snprintf(why, len, "source '%s': key '%s': min > max", name, o->key);
-			return -EINVAL;
-		}
-		if (o->type == SOURCE_OPT_CHOICE && (!o->choices || !o->choices[0])) {
-			snprintf(why, len, "source '%s': key '%s': no choices", name, o->key);
-			return -EINVAL;
-		}
-		if (o->def && check_value(o, o->def, vwhy, sizeof(vwhy)) < 0) {
-			snprintf(why, len, "source '%s': key '%s': bad default: %s", name, o->key,
-				 vwhy);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	return o ? o : option_find(common_options, key);
 }
 
 int source_check_drivers(const struct source_ops *const *drivers, size_t n, char *why, size_t len)
 {
-	int r = check_options("common", common_options, true, why, len);
+	char owner[64];
+	int r = option_check_table("source 'common'", common_options, NULL, why, len);
 
 	if (r < 0)
 		return r;
@@ -285,7 +193,8 @@ int source_check_drivers(const struct source_ops *const *drivers, size_t n, char
 			snprintf(why, len, "source '%s': quality %u > 1024", d->name, d->quality);
 			return -EINVAL;
 		}
-		r = check_options(d->name, d->options, false, why, len);
+		snprintf(owner, sizeof(owner), "source '%s'", d->name);
+		r = option_check_table(owner, d->options, common_options, why, len);
 		if (r < 0)
 			return r;
 	}
@@ -315,6 +224,7 @@ int source_check_section(const struct conf_section *s, const struct conf_kv **ba
 	const struct source_ops *ops;
 	const char *colon;
 	struct source *tmp;
+	char hint[96];
 	int r;
 
 	*bad = NULL;
@@ -343,29 +253,10 @@ int source_check_section(const struct conf_section *s, const struct conf_kv **ba
 			 colon + 1, INSTANCE_MAX);
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < s->n_kv; i++) {
-		const struct source_option *o = find_option(ops, s->kv[i].key);
-
-		*bad = &s->kv[i];
-		if (!o) {
-			snprintf(why, len, "unknown key for source '%s' (see -O %s)", ops->name,
-				 ops->name);
-			return -EINVAL;
-		}
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(s->kv[j].key, s->kv[i].key) == 0) {
-				snprintf(why, len, "set twice");
-				return -EINVAL;
-			}
-		if (!s->kv[i].value) {
-			snprintf(why, len, "no value");
-			return -EINVAL;
-		}
-		r = check_value(o, s->kv[i].value, why, len);
-		if (r < 0)
-			return r;
-	}
-	*bad = NULL;
+	snprintf(hint, sizeof(hint), " for source '%s' (see -O %s)", ops->name, ops->name);
+	r = option_check_section(s, ops->options, common_options, hint, bad, why, len);
+	if (r < 0)
+		return r;
 	if (!ops->check)
 		return 0;
 	tmp = source_new(ops, s->name, s);
@@ -384,33 +275,6 @@ int source_check_section(const struct conf_section *s, const struct conf_kv **ba
 	return 0;
 }
 
-static void print_option(const struct source_option *o, FILE *f)
-{
-	fprintf(f, "  %s=%s", o->key, o->def ? o->def : "");
-	switch (o->type) {
-	case SOURCE_OPT_STRING:
-		fprintf(f, "  (text)");
-		break;
-	case SOURCE_OPT_PATH:
-		fprintf(f, "  (absolute path)");
-		break;
-	case SOURCE_OPT_UINT:
-		fprintf(f, "  (%llu..%llu)", (unsigned long long)o->min,
-			(unsigned long long)o->max);
-		break;
-	case SOURCE_OPT_BOOL:
-		fprintf(f, "  (yes/no)");
-		break;
-	case SOURCE_OPT_CHOICE:
-		fprintf(f, "  (");
-		for (const char *const *c = o->choices; c && *c; c++)
-			fprintf(f, "%s%s", c == o->choices ? "" : "|", *c);
-		fprintf(f, ")");
-		break;
-	}
-	fprintf(f, "\n      %s\n", o->help ? o->help : "");
-}
-
 int source_print_options(const char *name, FILE *f)
 {
 	const struct source_ops *ops = source_find_driver(name);
@@ -422,10 +286,10 @@ int source_print_options(const char *name, FILE *f)
 	fprintf(f, "  default quality %u/1024%s%s\n", ops->quality,
 		ops->default_on ? ", on by default where available" : "",
 		ops->hwrng_family ? ", reads /dev/hwrng" : "");
-	for (const struct source_option *o = ops->options; o && o->key; o++)
-		print_option(o, f);
-	for (const struct source_option *o = common_options; o->key; o++)
-		print_option(o, f);
+	for (const struct option_spec *o = ops->options; o && o->key; o++)
+		option_print(o, f);
+	for (const struct option_spec *o = common_options; o->key; o++)
+		option_print(o, f);
 	return 0;
 }
 
@@ -438,7 +302,7 @@ const char *source_name(const struct source *src)
 
 const char *source_opt_str(const struct source *src, const char *key)
 {
-	const struct source_option *o;
+	const struct option_spec *o;
 
 	for (size_t i = 0; i < src->n_kv; i++)
 		if (strcmp(src->kv[i].key, key) == 0)
@@ -653,20 +517,10 @@ static int set_add(struct source_set *set, struct source *src)
 	return 0;
 }
 
-/* "file:line", or "command line" for what was set by options (line 0). */
-static void where_str(char *buf, size_t len, const char *file, unsigned int line)
-{
-	if (line)
-		snprintf(buf, len, "%s:%u", file, line);
-	else
-		snprintf(buf, len, "command line");
-}
-
 int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen)
 {
 	struct source_set *set = calloc(1, sizeof(*set));
 	const struct source *family = NULL;
-	char why[256];
 	int r;
 
 	if (!set) {
@@ -675,30 +529,18 @@ int source_set_new(struct source_set **ret, const struct conf *conf, char *err, 
 	}
 	set->ring_blocks = SOURCE_RING_BLOCKS;
 	pthread_mutex_init(&set->lock, NULL);
+	/* Every section passed source_check_section() when conf took it (conf.h). */
 	for (size_t i = 0; i < conf->n_sections; i++) {
 		const struct conf_section *s = &conf->sections[i];
-		const char *file = conf->path ? conf->path : "configuration";
-		const struct conf_kv *bad;
+		const struct source_ops *ops = source_find_driver(s->name);
 		struct source *src;
 
-		char where[128];
-
-		r = source_check_section(s, &bad, why, sizeof(why));
-		if (r < 0) {
-			where_str(where, sizeof(where), file, bad ? bad->line : s->line);
-			if (bad)
-				snprintf(err, errlen, "%s: key '%s': %s", where, bad->key, why);
-			else
-				snprintf(err, errlen, "%s: %s", where, why);
-			goto fail;
-		}
-		if (source_set_find(set, s->name)) {
-			where_str(where, sizeof(where), file, s->line);
-			snprintf(err, errlen, "%s: source '%s' configured twice", where, s->name);
+		if (!ops) { /* cannot be: conf refuses unknown sources */
+			snprintf(err, errlen, "unknown source '%s'", s->name);
 			r = -EINVAL;
 			goto fail;
 		}
-		src = source_new(source_find_driver(s->name), s->name, s);
+		src = source_new(ops, s->name, s);
 		if (!src || set_add(set, src) < 0) {
 			source_free(src);
 			snprintf(err, errlen, "out of memory");
@@ -1095,7 +937,7 @@ static void set_state(struct source *src, enum source_state state, int err, cons
 		break;
 	case SOURCE_FAILED:
 		src->in_trouble = true;
-		if (err == ENODATA)	/* a regular file read to its end */
+		if (err == ENODATA) /* a regular file read to its end */
 			log_full(LOG_NOTICE, src->name, "source-ended", NULL, "%s",
 				 text ? text : "end of file");
 		else
@@ -1633,8 +1475,8 @@ size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uin
 
 	/* source_peek() drops the stale blocks, also when nothing is taken (n == 0). */
 	do {
-		size_t used = source_peek(src, iov, ARRAY_SIZE(iov), n - done, now, max_age_ns,
-					  &got);
+		size_t used =
+			source_peek(src, iov, ARRAY_SIZE(iov), n - done, now, max_age_ns, &got);
 
 		for (size_t i = 0; i < used; i++) {
 			memcpy(buf + done, iov[i].iov_base, iov[i].iov_len);

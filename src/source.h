@@ -20,6 +20,7 @@
 
 #include "conf.h"
 #include "fips.h"
+#include "option.h"
 
 struct source;
 struct source_set;
@@ -50,24 +51,6 @@ enum source_state {
 /* Name of a state as printed in -l, logs and the status file ("running"). */
 const char *source_state_name(enum source_state s);
 
-enum source_opt_type {
-	SOURCE_OPT_STRING,
-	SOURCE_OPT_PATH,	/* a string that must be an absolute path */
-	SOURCE_OPT_UINT,	/* decimal in [min, max] */
-	SOURCE_OPT_BOOL,	/* yes/no */
-	SOURCE_OPT_CHOICE,	/* one of choices[] */
-};
-
-/* One option key a driver accepts; a table ends with key == NULL. */
-struct source_option {
-	const char *key;
-	enum source_opt_type type;
-	const char *def;		/* default as text, NULL for "unset" */
-	uint64_t min, max;		/* SOURCE_OPT_UINT */
-	const char *const *choices;	/* SOURCE_OPT_CHOICE, NULL-terminated */
-	const char *help;		/* one line, for -O NAME and the man page */
-};
-
 /*
  * A driver. Every source also accepts the common keys "enabled" (yes/no) and "quality"
  * (0..1024 bits of entropy per 1024 bits, overriding the driver's and sysfs' value); the
@@ -80,7 +63,7 @@ struct source_ops {
 	bool default_on;		/* enabled without configuration where it probes available */
 	bool hwrng_family;		/* reads /dev/hwrng: only one such source may be enabled */
 	unsigned int quality;		/* default credit, bits per 1024 bits */
-	const struct source_option *options;
+	const struct option_spec *options;	/* schema of the keys (option.h), NULL for none */
 
 	/* Optional: check a combination of options. 0 or -EINVAL with why (one line). */
 	int (*check)(struct source *src, char *why, size_t len);
@@ -216,9 +199,11 @@ struct source_stats {
 
 /*
  * Build the sources from conf: every section, plus every default-on driver that has no
- * section. Nothing is opened. 0, or -EINVAL with err for a configuration that names two
- * hwrng-family sources or is otherwise inconsistent. A default-on hwrng-family driver
- * without a section is added disabled when another hwrng-family source is enabled.
+ * section. Nothing is opened. conf's sections were validated when conf took them
+ * (conf_init() with source_check_section); only the rules across sections are checked
+ * here. 0, or -EINVAL with err for a configuration that enables two hwrng-family sources.
+ * A default-on hwrng-family driver without a section is added disabled when another
+ * hwrng-family source is enabled.
  */
 int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen);
 /* Stops (if started), finis and frees everything; accepts NULL. */

@@ -82,9 +82,9 @@ uint64_t fake_source_slept_ns(const struct source *src)
 	return src->slept_ns;
 }
 
-static const struct source_option *find_option(const struct source *src, const char *key)
+static const struct option_spec *find_option(const struct source *src, const char *key)
 {
-	for (const struct source_option *o = src->ops->options; o && o->key; o++)
+	for (const struct option_spec *o = src->ops->options; o && o->key; o++)
 		if (strcmp(o->key, key) == 0)
 			return o;
 	return NULL;
@@ -97,7 +97,7 @@ const char *source_name(const struct source *src)
 
 const char *source_opt_str(const struct source *src, const char *key)
 {
-	const struct source_option *o;
+	const struct option_spec *o;
 
 	for (size_t i = 0; i < src->n_opts; i++)
 		if (strcmp(src->keys[i], key) == 0)

@@ -14,8 +14,18 @@
 #include <string.h>
 
 #include "conf.h"
+#include "source.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The value of key in s, or NULL. */
+static const char *section_get(const struct conf_section *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_kv; i++)
+		if (strcmp(s->kv[i].key, key) == 0)
+			return s->kv[i].value;
+	return NULL;
+}
 
 static void fuzz_cli(const char *text, size_t size)
 {
@@ -25,7 +35,7 @@ static void fuzz_cli(const char *text, size_t size)
 
 	if (!copy)
 		return;
-	conf_init(&c);
+	conf_init(&c, source_check_section);
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *colon = strchr(line, ':'), *colon2 = colon ? strchr(colon + 1, ':') : NULL;
 		char *eq = strchr(line, '=');
@@ -63,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_cli((const char *)data + 1, size - 1);
 		return 0;
 	}
-	conf_init(&c);
+	conf_init(&c, source_check_section);
 	r = conf_load_string(&c, "fuzz", (const char *)data, size, err, sizeof(err));
 	if (r < 0) {
 		/* Failed loads leave the defaults and always say why. */
@@ -78,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (s != &c.sections[i])
 				abort();
 			for (size_t j = 0; j < s->n_kv; j++)
-				if (conf_section_get(s, s->kv[j].key) != s->kv[j].value)
+				if (section_get(s, s->kv[j].key) != s->kv[j].value)
 					abort();
 		}
 		if (conf_load_string(&c, "fuzz", (const char *)data, size, err, sizeof(err)) < 0)

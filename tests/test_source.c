@@ -236,14 +236,14 @@ static const char *const no_colours[] = { NULL };
 
 static void test_check_drivers(void **state)
 {
-	struct source_option good_opts[] = {
-		{ .key = "n", .type = SOURCE_OPT_UINT, .def = "5", .min = 1, .max = 9 },
-		{ .key = "c", .type = SOURCE_OPT_CHOICE, .def = "red", .choices = colours },
-		{ .key = "p", .type = SOURCE_OPT_PATH, .def = "/dev/hwrng" },
-		{ .key = "b", .type = SOURCE_OPT_BOOL, .def = "no" },
+	struct option_spec good_opts[] = {
+		{ .key = "n", .type = OPTION_UINT, .def = "5", .min = 1, .max = 9 },
+		{ .key = "c", .type = OPTION_CHOICE, .def = "red", .choices = colours },
+		{ .key = "p", .type = OPTION_PATH, .def = "/dev/hwrng" },
+		{ .key = "b", .type = OPTION_BOOL, .def = "no" },
 		{ 0 },
 	};
-	struct source_option opts[3];
+	struct option_spec opts[3];
 	struct source_ops a = { .name = "a", .read = dummy_read, .options = good_opts };
 	struct source_ops b = { .name = "b", .read = dummy_read, .options = opts };
 	const struct source_ops *tab[] = { &a, &b };
@@ -270,40 +270,38 @@ static void test_check_drivers(void **state)
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	b.quality = 1024;
 
-	opts[0] = (struct source_option){ .key = "n", .type = SOURCE_OPT_UINT, .min = 9, .max = 1 };
+	opts[0] = (struct option_spec){ .key = "n", .type = OPTION_UINT, .min = 9, .max = 1 };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "min > max"));
-	opts[0] = (struct source_option){
-		.key = "n", .type = SOURCE_OPT_UINT, .def = "10", .min = 1, .max = 9
+	opts[0] = (struct option_spec){
+		.key = "n", .type = OPTION_UINT, .def = "10", .min = 1, .max = 9
 	};
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "bad default"));
-	opts[0] = (struct source_option){ .key = "c", .type = SOURCE_OPT_CHOICE };
+	opts[0] = (struct option_spec){ .key = "c", .type = OPTION_CHOICE };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "no choices"));
-	opts[0] = (struct source_option){ .key = "c",
-					  .type = SOURCE_OPT_CHOICE,
-					  .choices = no_colours };
+	opts[0] = (struct option_spec){ .key = "c", .type = OPTION_CHOICE, .choices = no_colours };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[0] = (struct source_option){
-		.key = "c", .type = SOURCE_OPT_CHOICE, .choices = colours, .def = "blue"
+	opts[0] = (struct option_spec){
+		.key = "c", .type = OPTION_CHOICE, .choices = colours, .def = "blue"
 	};
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[0] = (struct source_option){ .key = "p", .type = SOURCE_OPT_PATH, .def = "dev" };
+	opts[0] = (struct option_spec){ .key = "p", .type = OPTION_PATH, .def = "dev" };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[0] = (struct source_option){ .key = "b", .type = SOURCE_OPT_BOOL, .def = "maybe" };
+	opts[0] = (struct option_spec){ .key = "b", .type = OPTION_BOOL, .def = "maybe" };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[0] = (struct source_option){ .key = "quality", .type = SOURCE_OPT_UINT, .max = 9 };
+	opts[0] = (struct option_spec){ .key = "quality", .type = OPTION_UINT, .max = 9 };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
 	assert_non_null(strstr(why, "common"));
-	opts[0] = (struct source_option){ .key = "x", .type = SOURCE_OPT_BOOL };
-	opts[1] = (struct source_option){ .key = "x", .type = SOURCE_OPT_BOOL };
+	opts[0] = (struct option_spec){ .key = "x", .type = OPTION_BOOL };
+	opts[1] = (struct option_spec){ .key = "x", .type = OPTION_BOOL };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[1] = (struct source_option){ .key = "", .type = SOURCE_OPT_BOOL };
+	opts[1] = (struct option_spec){ .key = "", .type = OPTION_BOOL };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[1] = (struct source_option){ .key = "y", .type = (enum source_opt_type)99 };
+	opts[1] = (struct option_spec){ .key = "y", .type = (enum option_type)99 };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), -EINVAL);
-	opts[1] = (struct source_option){ 0 };
+	opts[1] = (struct option_spec){ 0 };
 	assert_int_equal(source_check_drivers(tab, 2, why, sizeof(why)), 0);
 }
 
@@ -363,7 +361,7 @@ static void test_check_section(void **state)
 	sec_make(&x, "file:a", 1, "path", "/x", "path", "/y", NULL);
 	expect_bad(&x, "path", "twice");
 	sec_make(&x, "file:a", 1, "path", "/x", "enabled", "perhaps", NULL);
-	expect_bad(&x, "enabled", "not yes or no");
+	expect_bad(&x, "enabled", "not a boolean (yes or no)");
 	sec_make(&x, "file:a", 1, "path", "/x", "quality", "1025", NULL);
 	expect_bad(&x, "quality", "out of range 0..1024");
 	sec_make(&x, "file:a", 1, "path", "/x", "quality", "12k", NULL);
@@ -428,6 +426,12 @@ static void test_print_options(void **state)
 
 /* ---- sets ---- */
 
+/* Load text as "test.conf" into c through conf, as the daemon does. */
+static int load_conf(struct conf *c, const char *text, char *err, size_t len)
+{
+	return conf_load_string(c, "test.conf", text, strlen(text), err, len);
+}
+
 static void test_set_new(void **state)
 {
 	struct sec x[3];
@@ -467,26 +471,37 @@ static void test_set_new(void **state)
 	}
 	source_set_free(set);
 
-	/* Errors name the file, the line and the key. */
-	sec_make(&x[1], "file:b", 4, "path", "/x", "quality", "2000", NULL);
-	conf_make(&c, x, 2);
-	set = (struct source_set *)1;
-	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
+	/*
+	 * Section errors are found once, when conf takes the section (source_check_section()
+	 * through conf's check), and name the file, the line and the key.
+	 */
+	conf_init(&c, source_check_section);
+	assert_int_equal(load_conf(&c,
+				   "[source file:a]\npath = /nonexistent/a\n\n"
+				   "[source file:b]\npath = /x\nquality = 2000\n",
+				   err, sizeof(err)),
+			 -EINVAL);
 	assert_string_equal(err, "test.conf:6: key 'quality': '2000' is out of range 0..1024");
-	sec_make(&x[1], "file:b", 4, NULL);
-	conf_make(&c, x, 2);
-	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_conf(&c,
+				   "[source file:a]\npath = /nonexistent/a\n\n"
+				   "[source file:b]\n",
+				   err, sizeof(err)),
+			 -EINVAL);
 	assert_string_equal(err, "test.conf:4: key 'path' is required");
-	sec_make(&x[1], "file:a", 7, "path", "/y", NULL);
-	conf_make(&c, x, 2);
-	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "test.conf:7: source 'file:a' configured twice"));
-	sec_make(&x[1], "file:b", 0, "path", "/dev/urandom", NULL);
-	conf_make(&c, x, 2);
-	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), -EINVAL);
+	assert_int_equal(load_conf(&c,
+				   "[source file:a]\npath = /nonexistent/a\n\n"
+				   "[source file:b]\npath = /x\n\n[source file:a]\n",
+				   err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(
+		strstr(err, "test.conf:7: duplicate section '[source file:a]' (first at line 1)"));
+	assert_int_equal(conf_set_source(&c, "file:b", "path", "/dev/urandom", "command line", err,
+					 sizeof(err)),
+			 -EINVAL);
 	assert_string_equal(err, "command line: refusing /dev/urandom as a source: it is the "
 				 "kernel's own output");
-	assert_ptr_equal(set, (struct source_set *)1);
+	assert_int_equal(c.n_sections, 0);
+	conf_free(&c);
 }
 
 static void test_set_list(void **state)
@@ -923,8 +938,8 @@ static void test_backoff_on_failures(void **state)
  * to the end: three blocks fit in the ring (4), so the thread gets there on its own.
  * Returns the set; *in, *want and *npass as from make_input().
  */
-static struct source_set *three_blocks_read(const char *path, int efd, uint8_t **in,
-					    uint8_t **want, size_t *npass)
+static struct source_set *three_blocks_read(const char *path, int efd, uint8_t **in, uint8_t **want,
+					    size_t *npass)
 {
 	struct source_set *set;
 	struct source *src;

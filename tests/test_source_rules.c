@@ -45,11 +45,11 @@ static int hw_probe(struct source *src, char *why, size_t len)
 
 static const char *const modes[] = { "fast", "slow", NULL };
 
-static const struct source_option hw_options[] = {
-	{ .key = "device", .type = SOURCE_OPT_PATH, .def = "/dev/hwrng", .help = "device" },
-	{ .key = "mode", .type = SOURCE_OPT_CHOICE, .def = "fast", .choices = modes },
-	{ .key = "rate", .type = SOURCE_OPT_UINT, .def = "10", .min = 1, .max = 100 },
-	{ .key = "label", .type = SOURCE_OPT_STRING },
+static const struct option_spec hw_options[] = {
+	{ .key = "device", .type = OPTION_PATH, .def = "/dev/hwrng", .help = "device" },
+	{ .key = "mode", .type = OPTION_CHOICE, .def = "fast", .choices = modes },
+	{ .key = "rate", .type = OPTION_UINT, .def = "10", .min = 1, .max = 100 },
+	{ .key = "label", .type = OPTION_STRING },
 	{ 0 },
 };
 

@@ -361,7 +361,7 @@ static void test_check(void **state)
 
 static void test_option_table(void **state)
 {
-	const struct source_option *o;
+	const struct option_spec *o;
 	size_t n = 0;
 
 	for (o = source_via.options; o->key; o++, n++) {
@@ -397,15 +397,16 @@ static void test_msr_apply(void **state)
 
 	/* Disabled RNG with raw bits and a string-filter failure left over; high dword kept. */
 	nehemiah(8);
-	msr_file(0xabcd000000000000ull | VIA_RAW_BITS | VIA_STRFILT_FAIL | (2u << VIA_DCBIAS_SHIFT));
+	msr_file(0xabcd000000000000ull | VIA_RAW_BITS | VIA_STRFILT_FAIL |
+		 (2u << VIA_DCBIAS_SHIFT));
 	n_pwrite = 0;
 	src = init(OPTS("noise-source=b", "string-filter=yes", "filter-length=33"), &r, why);
 	assert_non_null(src);
 	assert_int_equal(n_pwrite, 1);
 	/* dc-bias untouched: the configuration does not set it */
-	assert_true(msr_value() == (0xabcd000000000000ull | VIA_RNG_ENABLE |
-				    (1u << VIA_NOISE_SHIFT) | (2u << VIA_DCBIAS_SHIFT) |
-				    VIA_STRFILT_ENABLE | (33u << VIA_FLTLEN_SHIFT)));
+	assert_true(msr_value() ==
+		    (0xabcd000000000000ull | VIA_RNG_ENABLE | (1u << VIA_NOISE_SHIFT) |
+		     (2u << VIA_DCBIAS_SHIFT) | VIA_STRFILT_ENABLE | (33u << VIA_FLTLEN_SHIFT)));
 	assert_int_equal(fake_source_found_quality(src), -1);
 	done(src);
 
@@ -523,7 +524,8 @@ static void test_read_bytes_per_store(void **state)
 	static const struct {
 		const char *opt;
 		unsigned int per_insn;
-	} cases[] = { { "bytes-per-store=4", 4 }, { "bytes-per-store=2", 2 },
+	} cases[] = { { "bytes-per-store=4", 4 },
+		      { "bytes-per-store=2", 2 },
 		      { "bytes-per-store=1", 1 } };
 	uint8_t buf[1000];
 

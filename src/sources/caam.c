@@ -32,7 +32,7 @@ static int caam_init(struct source *src, char *why, size_t len)
 	return hwrng_init(src, &hwrng_profile_caam, why, len);
 }
 
-static const struct source_option caam_options[] = {
+static const struct option_spec caam_options[] = {
 	HWRNG_OPTIONS("2496", "rng-caam", "the CAAM backend to select (only rng-caam)"),
 };
 

@@ -173,9 +173,9 @@ static void file_fini(struct source *src)
 	source_set_priv(src, NULL);
 }
 
-static const struct source_option file_options[] = {
+static const struct option_spec file_options[] = {
 	{ .key = "path",
-	  .type = SOURCE_OPT_PATH,
+	  .type = OPTION_PATH,
 	  .help = "regular file, FIFO or character device to read (required)" },
 	{ 0 },
 };

@@ -459,7 +459,7 @@ static int hwrng_plain_init(struct source *src, char *why, size_t len)
 	return hwrng_init(src, &hwrng_profile_plain, why, len);
 }
 
-static const struct source_option hwrng_options[] = {
+static const struct option_spec hwrng_options[] = {
 	HWRNG_OPTIONS("2500", NULL,
 		      "backend to select in rng_current before opening (default: the current one)"),
 };

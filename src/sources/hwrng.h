@@ -36,14 +36,14 @@ extern const struct hwrng_profile hwrng_profile_caam;
 /* The option table shared by the family; only defaults and help differ. */
 /* clang-format off */
 #define HWRNG_OPTIONS(read_size_def, backend_def, backend_help)				\
-	{ .key = "device", .type = SOURCE_OPT_PATH, .def = "/dev/hwrng",			\
+	{ .key = "device", .type = OPTION_PATH, .def = "/dev/hwrng",			\
 	  .help = "device to read: the misc hwrng (10:183), or a regular file or FIFO" },	\
-	{ .key = "read-size", .type = SOURCE_OPT_UINT, .def = read_size_def,			\
+	{ .key = "read-size", .type = OPTION_UINT, .def = read_size_def,			\
 	  .min = 16, .max = 65536,								\
 	  .help = "largest single read in bytes (larger: fewer system calls)" },		\
-	{ .key = "backend", .type = SOURCE_OPT_STRING, .def = backend_def,			\
+	{ .key = "backend", .type = OPTION_STRING, .def = backend_def,			\
 	  .help = backend_help },								\
-	{ .key = "sysfs", .type = SOURCE_OPT_PATH, .def = "/sys/class/misc/hw_random",	\
+	{ .key = "sysfs", .type = OPTION_PATH, .def = "/sys/class/misc/hw_random",	\
 	  .help = "hw_random sysfs directory (rng_current, rng_available, rng_quality)" },	\
 	{ .key = NULL }
 /* clang-format on */

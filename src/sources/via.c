@@ -21,25 +21,47 @@
 static const char *const noise_choices[] = { "a", "b", "both", NULL };
 static const char *const bps_choices[] = { "8", "4", "2", "1", NULL };
 
-static const struct source_option via_options[] = {
-	{ "noise-source", SOURCE_OPT_CHOICE, NULL, 0, 0, noise_choices,
-	  "noise source a, b or both (two-source C3 Nehemiah and C7 only; default: as found)" },
-	{ "raw-bits", SOURCE_OPT_BOOL, "no", 0, 0, NULL,
-	  "bypass the whitener (not credited unless quality is set)" },
-	{ "string-filter", SOURCE_OPT_BOOL, NULL, 0, 0, NULL,
-	  "hardware bit-string filter (needs MSR 0x110B; default: as found)" },
-	{ "filter-length", SOURCE_OPT_UINT, NULL, 8, 63, NULL,
-	  "longest run of equal bits the string filter lets through (with string-filter=yes)" },
-	{ "dc-bias", SOURCE_OPT_UINT, NULL, 0, 7, NULL,
-	  "DC bias of the noise source (needs MSR 0x110B; default: as found)" },
-	{ "dry-delay-us", SOURCE_OPT_UINT, "10", 1, 1000, NULL,
-	  "microseconds to wait when xstore has no data yet" },
-	{ "bytes-per-store", SOURCE_OPT_CHOICE, "8", 0, 0, bps_choices,
-	  "random bytes per xstore: 8 is fastest, fewer spend more noise per byte" },
-	{ "rep", SOURCE_OPT_BOOL, "no", 0, 0, NULL,
-	  "one bounded rep xstore per read instead of one xstore per 8 bytes" },
-	{ "msr-device", SOURCE_OPT_PATH, "/dev/cpu/0/msr", 0, 0, NULL,
-	  "MSR device used to configure C3/C7 parts" },
+static const struct option_spec via_options[] = {
+	{ .key = "noise-source",
+	  .type = OPTION_CHOICE,
+	  .choices = noise_choices,
+	  .help = "noise source a, b or both (two-source C3 Nehemiah and C7 only; default: as found)" },
+	{ .key = "raw-bits",
+	  .type = OPTION_BOOL,
+	  .def = "no",
+	  .help = "bypass the whitener (not credited unless quality is set)" },
+	{ .key = "string-filter",
+	  .type = OPTION_BOOL,
+	  .help = "hardware bit-string filter (needs MSR 0x110B; default: as found)" },
+	{ .key = "filter-length",
+	  .type = OPTION_UINT,
+	  .min = 8,
+	  .max = 63,
+	  .help = "longest run of equal bits the string filter lets through (with string-filter=yes)" },
+	{ .key = "dc-bias",
+	  .type = OPTION_UINT,
+	  .min = 0,
+	  .max = 7,
+	  .help = "DC bias of the noise source (needs MSR 0x110B; default: as found)" },
+	{ .key = "dry-delay-us",
+	  .type = OPTION_UINT,
+	  .def = "10",
+	  .min = 1,
+	  .max = 1000,
+	  .help = "microseconds to wait when xstore has no data yet" },
+	{ .key = "bytes-per-store",
+	  .type = OPTION_CHOICE,
+	  .def = "8",
+	  .choices = bps_choices,
+	  .help = "random bytes per xstore: 8 is fastest, fewer spend more noise per byte" },
+	{ .key = "rep",
+	  .type = OPTION_BOOL,
+	  .def = "no",
+	  .help = "one bounded rep xstore per read instead of one xstore per 8 bytes" },
+	{ .key = "msr-device",
+	  .type = OPTION_PATH,
+	  .def = "/dev/cpu/0/msr",
+	  .help = "MSR device used to configure C3/C7 parts" },
 	{ .key = NULL },
 };
 
@@ -170,8 +192,8 @@ static int identify(struct via_cpu *c, char *why, size_t len)
 	}
 
 	if (!c->rng) {
-		snprintf(why, len, leaf ? "PadLock RNG not present" :
-			 "no Centaur extended CPUID leaf");
+		snprintf(why, len,
+			 leaf ? "PadLock RNG not present" : "no Centaur extended CPUID leaf");
 		return -ENODEV;
 	}
 	/* On C3/C7 init enables it through MSR 0x110B like the kernel's init_c3() does. */
@@ -204,8 +226,8 @@ static bool needs_msr_field(struct source *src, const char **key)
  * bits, which decide whether the data is whitened and credited. Fields the options leave
  * unset are left as found and not policed. 0, or -EOPNOTSUPP with why.
  */
-static int wanted_config(struct source *src, const struct via_cpu *c, uint32_t *mask,
-			 uint32_t *val, char *why, size_t len)
+static int wanted_config(struct source *src, const struct via_cpu *c, uint32_t *mask, uint32_t *val,
+			 char *why, size_t len)
 {
 	const char *key;
 
@@ -235,8 +257,8 @@ static int wanted_config(struct source *src, const struct via_cpu *c, uint32_t *
 		*mask |= VIA_STRFILT_ENABLE;
 		if (source_opt_bool(src, "string-filter")) {
 			*mask |= VIA_FLTLEN_MASK;
-			*val |= VIA_STRFILT_ENABLE |
-				(uint32_t)source_opt_uint(src, "filter-length") << VIA_FLTLEN_SHIFT;
+			*val |= VIA_STRFILT_ENABLE | (uint32_t)source_opt_uint(src, "filter-length")
+							     << VIA_FLTLEN_SHIFT;
 		}
 	}
 	return 0;
@@ -283,8 +305,10 @@ static void msr_error(int err, const char *path, bool writing, char *why, size_t
 	case -EPERM:
 	case -EACCES:
 		if (writing)
-			snprintf(why, len, "%s: MSR write refused: needs CAP_SYS_RAWIO; writes blocked "
-				 "by lockdown or msr.allow_writes=off", path);
+			snprintf(why, len,
+				 "%s: MSR write refused: needs CAP_SYS_RAWIO; writes blocked "
+				 "by lockdown or msr.allow_writes=off",
+				 path);
 		else
 			snprintf(why, len, "%s: needs CAP_SYS_RAWIO", path);
 		break;
@@ -322,8 +346,10 @@ static int apply_config(struct via *v, const char *path, char *why, size_t len)
 	if (r < 0)
 		goto fail_read;
 	if (((uint32_t)now & v->want_mask) != v->want_val) {
-		snprintf(why, len, "%s: MSR 0x110B did not take the configuration "
-			 "(wrote 0x%08x, read 0x%08x)", path, lo, (uint32_t)now);
+		snprintf(why, len,
+			 "%s: MSR 0x110B did not take the configuration "
+			 "(wrote 0x%08x, read 0x%08x)",
+			 path, lo, (uint32_t)now);
 		return -EIO;
 	}
 	return 0;
@@ -404,10 +430,7 @@ static inline uint32_t xstore(void *dst, uint32_t edx)
 {
 	uint32_t eax;
 
-	__asm__ __volatile__(".byte 0x0f,0xa7,0xc0"
-			     : "=a"(eax), "+D"(dst), "+d"(edx)
-			     :
-			     : "memory");
+	__asm__ __volatile__(".byte 0x0f,0xa7,0xc0" : "=a"(eax), "+D"(dst), "+d"(edx) : : "memory");
 	return eax;
 }
 
@@ -438,15 +461,15 @@ static int status_ok(struct source *src, struct via *v, uint32_t eax)
 	if ((eax & v->want_mask) != v->want_val) {
 		/* Someone else changed the configuration: xstore is unprivileged. */
 		source_counter_add(src, v->c_config, 1);
-		if (v->msr_fd >= 0 && apply_config(v, source_opt_str(src, "msr-device"), why,
-						   sizeof(why)) < 0)
+		if (v->msr_fd >= 0 &&
+		    apply_config(v, source_opt_str(src, "msr-device"), why, sizeof(why)) < 0)
 			source_counter_add(src, v->c_reapply, 1);
 		return 0;
 	}
 	if (eax & VIA_STRFILT_FAIL) {
 		source_counter_add(src, v->c_filter, 1);
-		if (v->msr_fd >= 0 && apply_config(v, source_opt_str(src, "msr-device"), why,
-						   sizeof(why)) < 0)
+		if (v->msr_fd >= 0 &&
+		    apply_config(v, source_opt_str(src, "msr-device"), why, sizeof(why)) < 0)
 			source_counter_add(src, v->c_reapply, 1);
 		return 0;
 	}

@@ -32,7 +32,7 @@ static int virtio_init(struct source *src, char *why, size_t len)
 	return hwrng_init(src, &hwrng_profile_virtio, why, len);
 }
 
-static const struct source_option virtio_options[] = {
+static const struct option_spec virtio_options[] = {
 	HWRNG_OPTIONS(
 		"2560", NULL,
 		"virtio_rng.N to select (default: the current one if virtio, else the first listed)"),
