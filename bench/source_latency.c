@@ -33,6 +33,7 @@
 #include "conf.h"
 #include "log.h"
 #include "source.h"
+#include "source_set.h"
 #include "util.h"
 
 #ifdef SOURCE_LATENCY_EMU

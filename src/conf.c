@@ -22,10 +22,10 @@
 #include "option.h"
 #include "util.h"
 
-#define CONF_MAX_FILE (1024 * 1024) /* bytes */
-#define CONF_MAX_LINE 4096	    /* bytes, without the line ending */
+#define CONF_MAX_FILE (1024 * 1024)	/* bytes */
+#define CONF_MAX_LINE 4096		/* bytes, without the line ending */
 #define CONF_MAX_SECTIONS 256
-#define CONF_MAX_KEYS 256 /* per section */
+#define CONF_MAX_KEYS 256		/* per section */
 
 /*
  * Defaults of the string keys. conf_init() points at these instead of allocating, so that
@@ -177,8 +177,8 @@ static int set_global(struct conf *c, const struct global_key *k, const char *va
 		return -EINVAL;
 	}
 	r = option_check_value(&k->opt, value, why, len);
-	if (r < 0)
-		return r;
+		if (r < 0)
+			return r;
 	switch (k->opt.type) {
 	case OPTION_UINT:
 		if (parse_uint(value, 0, UINT64_MAX, &u) < 0)
@@ -199,8 +199,8 @@ static int set_global(struct conf *c, const struct global_key *k, const char *va
 				free(str);
 				free(group);
 				goto nomem;
-			}
 		}
+	}
 		free_str(&c->user);
 		c->user = str;
 		if (colon || !keep_group) {
@@ -509,10 +509,10 @@ static bool valid_utf8(const unsigned char *s, size_t n)
 
 /* What a parse found, beyond the values themselves. */
 struct parse_state {
-	const char *name;		      /* for error messages */
-	unsigned int key_line[N_GLOBAL_KEYS]; /* line where a global key was set, 0 = not */
-	unsigned int user_group_line;	      /* line of "user = U:G", 0 = none */
-	unsigned int global_line;	      /* line of [rngd], 0 = none */
+	const char *name;			/* for error messages */
+	unsigned int key_line[N_GLOBAL_KEYS];	/* line where a global key was set, 0 = not */
+	unsigned int user_group_line;		/* line of "user = U:G", 0 = none */
+	unsigned int global_line;		/* line of [rngd], 0 = none */
 };
 
 enum { IN_NOTHING, IN_GLOBAL, IN_SOURCE };

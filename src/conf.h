@@ -20,14 +20,14 @@
 struct conf_kv {
 	char *key;
 	char *value;
-	unsigned int line; /* 0 when set on the command line */
+	unsigned int line;	/* 0 when set on the command line */
 };
 
 /* One [source NAME] section ("hwrng", "file:usb0"), or the sources named by -O/-x/-n. */
 struct conf_section {
-	char *name;	   /* full name: "file:usb0" */
-	char *type;	   /* source type: "file" */
-	unsigned int line; /* line of the section header, 0 for the command line */
+	char *name;		/* full name: "file:usb0" */
+	char *type;		/* source type: "file" */
+	unsigned int line;	/* line of the section header, 0 for the command line */
 	struct conf_kv *kv;
 	size_t n_kv;
 };
@@ -41,31 +41,31 @@ typedef int (*conf_check_fn)(const struct conf_section *s, const struct conf_kv 
 			     size_t len);
 
 struct conf {
-	char *path; /* file that was loaded, NULL when none */
+	char *path;			/* file that was loaded, NULL when none */
 
 	/* [rngd] keys; command-line option in brackets. */
-	char *random_device;	  /* random-device [-o]: sink, default /dev/random */
-	uint64_t feed_interval;	  /* feed-interval [-R]: seconds between feeds, default 60 */
-	uint64_t feed_bytes;	  /* feed-bytes [-s]: bytes per feed, 1..2500, default 64 */
-	uint64_t max_age;	  /* max-age: seconds a tested block stays fresh, default 60 */
-	bool reseed;		  /* reseed: RNDRESEEDCRNG after each feed, default yes */
-	uint64_t watermark;	  /* fill-watermark [-W]: legacy kernels, bits; 0 = 3/4 pool */
-	uint64_t entropy_count;	  /* entropy-count [-e]: cap on credited bits per byte, 1..8 */
-	char *pid_file;		  /* pid-file [-p]: background mode only, default
-				     /run/rngd.pid; NULL (empty value) = none */
-	char *user;		  /* user [-D USER:GROUP]: NULL = stay root */
-	char *group;		  /* group: NULL = the user's primary group */
-	uint64_t ready_timeout;	  /* ready-timeout: seconds before READY=1 anyway, default 5 */
-	char *status_file;	  /* status-file: default /run/rngd/status.json;
-				     NULL (empty value) = none */
-	uint64_t status_interval; /* status-interval: seconds, 0 = only on SIGUSR1; default 10 */
-	uint64_t stats_interval;  /* stats-interval: seconds between statistics lines, 0 = off
-				     (default) */
-	bool use_slow_sources;	  /* use-slow-sources [-u] */
+	char *random_device;		/* random-device [-o]: sink, default /dev/random */
+	uint64_t feed_interval;		/* feed-interval [-R]: seconds between feeds, default 60 */
+	uint64_t feed_bytes;		/* feed-bytes [-s]: bytes per feed, 1..2500, default 64 */
+	uint64_t max_age;		/* max-age: seconds a tested block stays fresh, default 60 */
+	bool reseed;			/* reseed: RNDRESEEDCRNG after each feed, default yes */
+	uint64_t watermark;		/* fill-watermark [-W]: legacy kernels, bits; 0 = 3/4 pool */
+	uint64_t entropy_count;		/* entropy-count [-e]: cap on credited bits per byte, 1..8 */
+	char *pid_file;			/* pid-file [-p]: background mode only, default
+					   /run/rngd.pid; NULL (empty value) = none */
+	char *user;			/* user [-D USER:GROUP]: NULL = stay root */
+	char *group;			/* group: NULL = the user's primary group */
+	uint64_t ready_timeout;		/* ready-timeout: seconds before READY=1 anyway, default 5 */
+	char *status_file;		/* status-file: default /run/rngd/status.json;
+					   NULL (empty value) = none */
+	uint64_t status_interval;	/* status-interval: seconds, 0 = only on SIGUSR1; default 10 */
+	uint64_t stats_interval;	/* stats-interval: seconds between statistics lines, 0 = off
+					   (default) */
+	bool use_slow_sources;		/* use-slow-sources [-u] */
 
-	struct conf_section *sections; /* each one passed check_section */
+	struct conf_section *sections;	/* each one passed check_section */
 	size_t n_sections;
-	conf_check_fn check_section; /* NULL: no [source] section is accepted */
+	conf_check_fn check_section;	/* NULL: no [source] section is accepted */
 };
 
 /*

@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "pool.h"
 #include "stats.h"
 #include "util.h"
 

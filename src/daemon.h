@@ -14,7 +14,7 @@
 
 #include "conf.h"
 #include "sink.h"
-#include "source.h"
+#include "source_set.h"
 
 /* MESSAGE_ID= of the daemon's life-cycle journal entries (journalctl MESSAGE_ID=...). */
 #define DAEMON_MESSAGE_STARTED "dfbec72ec5d144679c2d53ca412e6450"	 /* "started" */

@@ -25,6 +25,7 @@
 #include "privs.h"
 #include "sink.h"
 #include "source.h"
+#include "source_set.h"
 #include "stats.h"
 #include "util.h"
 

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Entropy sources: the driver contract (struct source_ops, one per file in src/sources/),
- * the table of all drivers, option validation, and the runtime: one reader thread per
- * enabled source that reads 2500-byte blocks, FIPS-tests them with its own continuous-test
- * state and publishes the passed ones, time-stamped, into its ring. Reads are on demand:
- * when the ring is full the thread waits. Every wait is cancellable; a stop ends every
- * thread within 100 ms even when a read blocks.
+ * Entropy sources, the drivers' side: the driver contract (struct source_ops, one per file
+ * in src/sources/), the table of all drivers (src/sources/table.c), the check of a
+ * configuration section against its driver's option schema (source_registry.c), and what
+ * a driver may ask of the framework. The runtime is in source_set.h (the set and its
+ * reader threads) and pool.h (the consumer side).
  */
 #ifndef RNGD_SOURCE_H
 #define RNGD_SOURCE_H
@@ -63,7 +62,7 @@ struct source_ops {
 	bool default_on;		/* enabled without configuration where it probes available */
 	bool hwrng_family;		/* reads /dev/hwrng: only one such source may be enabled */
 	unsigned int quality;		/* default credit, bits per 1024 bits */
-	const struct option_spec *options;	/* schema of the keys (option.h), NULL for none */
+	const struct option_spec *options; /* schema of the keys (option.h), NULL for none */
 
 	/* Optional: check a combination of options. 0 or -EINVAL with why (one line). */
 	int (*check)(struct source *src, char *why, size_t len);
@@ -109,8 +108,7 @@ const struct source_ops *source_find_driver(const char *name);
  * Check a table of drivers: unique names, read present, option tables well formed.
  * 0 or -EINVAL with why. Called once at start on source_drivers.
  */
-int source_check_drivers(const struct source_ops *const *drivers, size_t n, char *why,
-			 size_t len);
+int source_check_drivers(const struct source_ops *const *drivers, size_t n, char *why, size_t len);
 
 /*
  * Validate one configuration section against its driver: known name, instance syntax,
@@ -146,168 +144,5 @@ bool source_stopping(const struct source *src);
  */
 int source_counter(struct source *src, const char *name);
 void source_counter_add(struct source *src, int index, uint64_t n);
-
-/*
- * FIPS failure window of a source: a perfect source fails about 1 block in 1250, so a
- * source is disabled only when at least SOURCE_FAIL_WINDOW_MAX of its last
- * SOURCE_FAIL_WINDOW blocks failed, or SOURCE_FAIL_CONSECUTIVE blocks in a row did.
- */
-#define SOURCE_FAIL_WINDOW 64
-#define SOURCE_FAIL_WINDOW_MAX 5
-#define SOURCE_FAIL_CONSECUTIVE 3
-
-struct source_fail_window {
-	uint64_t history;		/* bit i set: the block i blocks ago failed */
-	unsigned int consecutive;
-};
-
-/* Record one tested block; true when the source must be disabled. Pure. */
-bool source_fail_window_add(struct source_fail_window *w, bool failed);
-/* Forget the history (after a re-open). */
-void source_fail_window_reset(struct source_fail_window *w);
-
-/* Back-off after a failure: 1 s, doubling per consecutive failure, at most 1 h. */
-#define SOURCE_BACKOFF_MIN_NS (1ULL * 1000000000ULL)
-#define SOURCE_BACKOFF_MAX_NS (3600ULL * 1000000000ULL)
-/* How often a waiting source tries to open again: it starts within this of appearing. */
-#define SOURCE_WAIT_RETRY_NS (500ULL * 1000000ULL)
-/* Waits after a read that returned 0: 10 ms, doubling, at most 1 s. */
-#define SOURCE_DRY_MIN_NS (10ULL * 1000000ULL)
-#define SOURCE_DRY_MAX_NS (1000ULL * 1000000ULL)
-/* Blocks a source's ring holds by default (see source_set_ring_blocks()). */
-#define SOURCE_RING_BLOCKS 4
-/* Largest single readv of a reader thread, straight into the ring's free slots. */
-#define SOURCE_READ_AHEAD (32 * 1024)
-
-/* ---- Runtime (main thread) ---- */
-
-struct source_stats {
-	enum source_state state;
-	uint64_t state_since;		/* CLOCK_REALTIME ns of the last state change */
-	uint64_t bytes_read;
-	uint64_t blocks_tested;
-	uint64_t blocks_passed;
-	uint64_t fips_failures[FIPS_N_TESTS];
-	uint64_t bytes_fed;
-	uint64_t bits_credited;
-	int last_error;			/* errno of the last failure, 0 if none */
-	char last_error_text[160];
-	size_t n_counters;
-	const char *counter_names[8];
-	uint64_t counters[8];
-};
-
-/*
- * Build the sources from conf: every section, plus every default-on driver that has no
- * section. Nothing is opened. conf's sections were validated when conf took them
- * (conf_init() with source_check_section); only the rules across sections are checked
- * here. 0, or -EINVAL with err for a configuration that enables two hwrng-family sources.
- * A default-on hwrng-family driver without a section is added disabled when another
- * hwrng-family source is enabled.
- */
-int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen);
-/* Stops (if started), finis and frees everything; accepts NULL. */
-void source_set_free(struct source_set *set);
-
-size_t source_set_size(const struct source_set *set);
-struct source *source_set_get(struct source_set *set, size_t i);
-/* The source called name, or NULL. */
-struct source *source_set_find(struct source_set *set, const char *name);
-
-/*
- * Ring capacity of each source, in blocks, for the sources opened after this call (default
- * SOURCE_RING_BLOCKS). Reading on demand wants a small ring; streaming output a larger one.
- */
-void source_set_ring_blocks(struct source_set *set, size_t blocks);
-
-/*
- * The consumer is about to sleep in poll(): returns false when a ring already holds
- * wake_at blocks (do not sleep). Otherwise a source thread writes to wake_fd when a block
- * it publishes brings its ring to wake_at blocks, or, with on_first, is the only one in
- * its ring: a consumer waiting for a batch learns that something is pending and can set
- * its own deadline for the rest (without on_first, it must have one anyway). Source
- * threads write to wake_fd for a block only after this call, so that a busy consumer is
- * not woken once per block; state changes always wake it.
- */
-bool source_set_prepare_wait(struct source_set *set, size_t wake_at, bool on_first);
-/* Consumer: the most blocks any ring holds. */
-size_t source_set_held(struct source_set *set);
-
-/*
- * -l/--list: probe every known source (enabled or not) and print one line each to f:
- * "hwrng: available, enabled (virtio_rng.0, quality 1024)" or
- * "via: not available: no PadLock RNG on this CPU". Drivers the set does not hold (not
- * configured, not on by default; file instances excepted) are listed as disabled. Returns
- * the number of enabled sources that can work. No source may take more than 100 ms.
- */
-int source_set_list(struct source_set *set, FILE *f);
-
-/*
- * Open every enabled source (driver init). A source that cannot work is logged once and
- * marked absent. Returns the number of usable sources (0 means none), or -errno.
- */
-int source_set_init(struct source_set *set);
-
-/*
- * Read exactly n bytes from an opened source (source_set_init succeeded for it) on the
- * calling thread, straight from its driver: no FIPS tests, no ring. Short reads are
- * repeated; a read that returns 0 (nothing now) is followed by the framework's dry-spell
- * wait (SOURCE_DRY_MIN_NS doubling to SOURCE_DRY_MAX_NS). For benchmarks and tools.
- * Returns n, -EBUSY while the source's reader thread runs, -EBADF when the source is not
- * opened, -EINVAL when n > SSIZE_MAX, or the driver's -errno (-ENODATA at the end of a
- * regular file); on error the bytes already read are lost.
- */
-ssize_t source_read_once(struct source *src, void *buf, size_t n);
-
-/*
- * Start one reader thread per usable source. Each thread writes 1 to wake_fd (an eventfd)
- * when it publishes a block the consumer waits for (source_set_prepare_wait()) or changes
- * state. Signals stay blocked in the threads,
- * except the private one used to interrupt reads. 0 or -errno.
- */
-int source_set_start(struct source_set *set, int wake_fd);
-
-/* Ask every thread to stop, interrupt blocked reads, join them all. */
-void source_set_stop(struct source_set *set);
-
-/*
- * The same, waiting at most limit_ns. A read that only a fatal signal ends (virtio-rng
- * waits for its host killably) can outlast any signal of ours: such a thread (still in
- * its read 50 us after the signal, or still running at the limit) is left running, the
- * set is marked abandoned (source_set_free() then leaves it alone) and false is returned;
- * the process must exit, which ends the read. True when all were joined.
- */
-bool source_set_stop_within(struct source_set *set, uint64_t limit_ns);
-
-/*
- * Consumer side, main thread only. Drop blocks older than max_age_ns, then copy up to n
- * tested bytes into buf from the oldest fresh block on; returns the bytes copied. Bytes
- * handed out are never handed out again.
- */
-size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns);
-/*
- * The same without a copy: drop the stale blocks, then point iov[] (at most max_iov
- * entries, one per block) at up to n tested bytes from the oldest fresh one on. Returns the
- * entries used; *bytes gets the bytes they hold. They stay in the ring until
- * source_consume(), which must follow before anything else takes from this source.
- */
-size_t source_peek(struct source *src, struct iovec *iov, size_t max_iov, size_t n, uint64_t now,
-		   uint64_t max_age_ns, size_t *bytes);
-/* Wipe and hand back the first n bytes source_peek() pointed at. */
-void source_consume(struct source *src, size_t n);
-/* Fresh tested bytes ready to take. */
-size_t source_available(struct source *src, uint64_t now, uint64_t max_age_ns);
-/* Credit quality in bits per 1024 bits (configured, else found, else the driver's). */
-unsigned int source_quality(const struct source *src);
-/* Record what the sink did with bytes taken from src. */
-void source_account_fed(struct source *src, size_t bytes, uint64_t bits);
-/* A consistent snapshot of the counters. */
-void source_get_stats(const struct source *src, struct source_stats *out);
-/*
- * Whether the thread is alive: it is in a deliberate wait of the framework (ring full,
- * back-off, dry-spell sleep) or finished a read or test within limit_ns. A read that has
- * blocked for longer than limit_ns counts as wedged. For the watchdog.
- */
-bool source_is_healthy(const struct source *src, uint64_t now, uint64_t limit_ns);
 
 #endif

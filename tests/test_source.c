@@ -8,9 +8,11 @@
  */
 #include "config.h"
 
-#define SOURCE_TEST_DRIVERS
-#include "source.c"
+#include "source.h"
+#include "util.h"
 
+/* The driver table of these tests, linked instead of src/sources/table.c. */
+extern const struct source_ops source_file;
 const struct source_ops *const source_drivers[] = { &source_file };
 const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 
@@ -36,7 +38,8 @@ const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 
 #include "fips.h"
 #include "log.h"
-#include "source.h"
+#include "pool.h"
+#include "source_set.h"
 #include "util.h"
 
 #define MAX_AGE (60 * NSEC_PER_SEC)

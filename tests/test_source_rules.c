@@ -4,12 +4,19 @@
  * file source here): default-on drivers, the one-hwrng-family rule, option types the file
  * source lacks, -l lines, and recovery from a device error with back-off.
  */
-#define SOURCE_TEST_DRIVERS
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pool.h"
 #include "source.h"
-/* Short back-off so that several retries fit in a test. */
-#undef SOURCE_BACKOFF_MIN_NS
-#define SOURCE_BACKOFF_MIN_NS (20 * NSEC_PER_MSEC)
-#include "source.c"
+#include "source_set.h"
+#include "util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,6 +142,8 @@ static const struct source_ops fake_dead = {
 	.read = dead_read,
 };
 
+/* The driver table of these tests, linked instead of src/sources/table.c. */
+extern const struct source_ops source_file;
 const struct source_ops *const source_drivers[] = {
 	&fake_hwrng, &fake_virtio, &fake_via, &fake_flaky, &fake_dead, &source_file,
 };

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The source framework's own view of a source and a set, shared by its four files and
+ * nothing else (drivers see struct source only through source.h):
+ *   source_registry.c  the driver table's checks, option schemas, what drivers may ask
+ *   source_set.c       a set's lifetime: build, list, open, start and stop the threads
+ *   source_reader.c    the reader thread (producer side of each ring)
+ *   pool.c             the consumer side: fresh blocks across the sources, credit
+ */
+#ifndef RNGD_SOURCE_INTERNAL_H
+#define RNGD_SOURCE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "fips.h"
+#include "ring.h"
+#include "source_set.h"
+
+#define MAX_COUNTERS 8
+#define COUNTER_NAME_MAX 32
+
+struct source_kv {
+	char *key;
+	char *value;
+};
+
+struct source {
+	/*
+	 * Configuration: written by source_set_new() (main thread) before any thread starts,
+	 * read-only afterwards by every thread.
+	 */
+	struct source_set *set; /* NULL for a temporary source (checks, -l) */
+	const struct source_ops *ops;
+	char *name;
+	struct source_kv *kv;
+	size_t n_kv;
+	bool configured; /* has a [source] section */
+	bool enabled;
+	int conf_quality;	   /* -1 when not configured */
+	_Atomic int found_quality; /* -1 until the driver sets it (any thread) */
+
+	/*
+	 * The driver's state: the main thread opens it (source_set_init()) before the
+	 * reader thread starts; from then on only the reader thread touches it, until it is
+	 * joined.
+	 */
+	void *priv;
+	bool opened; /* init succeeded, fini not called yet */
+
+	/*
+	 * The ring (ring.h): the reader thread writes slots and publishes them; the main
+	 * thread (pool.c) reads and releases them. take_off is the main thread's alone.
+	 */
+	struct ring ring;
+	size_t take_off; /* bytes already taken from the oldest block */
+
+	/* The reader thread's alone while it runs (source_reader.c). */
+	struct fips_ctx fips;
+	struct source_fail_window window;
+	uint64_t backoff_ns;
+	uint64_t blocks_since_open;
+	bool in_trouble;	/* "source-failed" logged, "source-recovered" not yet */
+	size_t ahead;		/* bytes read into the free slots from the head on */
+	uint64_t ahead_time_ns; /* when the last of them were read */
+
+	/*
+	 * The thread's life: the main thread writes thread, thread_started, wake_fd and
+	 * stop (source_set_start()/stop); the reader thread writes thread_done, waiting,
+	 * in_read and progress_ns, which the main thread reads (health, stop).
+	 */
+	pthread_t thread;
+	bool thread_started;
+	int wake_fd;
+	_Atomic bool stop;
+	_Atomic bool thread_done;
+	_Atomic bool waiting;	      /* in a deliberate wait of the framework */
+	_Atomic bool in_read;	      /* inside the driver's read */
+	_Atomic uint64_t progress_ns; /* when the thread last started or finished a step */
+
+	/*
+	 * Shared under lock: the reader thread updates st and the counters, the main thread
+	 * snapshots them (source_get_stats()); cond carries "ring space" and "stop".
+	 */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC */
+	struct source_stats st;
+	char counter_names[MAX_COUNTERS][COUNTER_NAME_MAX];
+};
+
+struct source_set {
+	/* The main thread's: written by source_set_new/start/stop, read by the readers. */
+	struct source **src;
+	size_t n;
+	bool started;
+	size_t ring_blocks;
+	bool abandoned; /* a thread outlived source_set_stop_within() */
+	struct source_set *next_abandoned;
+	/*
+	 * The consumer is about to sleep (pool.c writes): the next published block must wake
+	 * it (the reader thread that publishes it reads and clears wake_at).
+	 */
+	_Atomic size_t wake_at;	    /* 0: the consumer is busy; else the blocks it waits for */
+	_Atomic bool wake_on_first; /* ... or the first block in an empty ring */
+	/* Reader threads, under lock: whether "no-source-left" was logged. */
+	pthread_mutex_t lock;
+	bool none_left;
+};
+
+/* source_set.c: a source with its configuration (s may be NULL), nothing opened; NULL: ENOMEM. */
+struct source *source_new(const struct source_ops *ops, const char *name,
+			  const struct conf_section *s);
+/* source_set.c: fini (if opened) and free; accepts NULL. */
+void source_free(struct source *src);
+
+/*
+ * source_reader.c: whether an open or read that failed with r may work later by itself
+ * (an hwrng device without a backend yet, a node udev has not opened to us yet).
+ */
+bool source_may_appear(const struct source *src, int r);
+/* source_reader.c: the driver's init. 0, or -errno with why (never empty). */
+int source_open(struct source *src, char *why, size_t len);
+/* source_reader.c: drop what was read ahead, then the driver's fini. */
+void source_close(struct source *src);
+/* source_reader.c: install the handler of SOURCE_INTERRUPT_SIGNAL (once). 0 or -errno. */
+int source_install_interrupt(void);
+/* source_reader.c: the reader thread's body (pthread_create()); arg is the source. */
+void *source_reader_main(void *arg);
+
+#endif

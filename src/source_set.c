@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A set's lifetime, on the main thread: build it from the configuration, list it (-l),
+ * open its sources, start one reader thread each (source_reader.c), stop and free them,
+ * and the snapshots the main thread reads (stats, health).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "source_internal.h"
+#include "util.h"
+
+/* Sets whose threads outlived their stop; the process exit ends them (main thread only). */
+static struct source_set *abandoned_sets;
+
+const char *source_state_name(enum source_state s)
+{
+	switch (s) {
+	case SOURCE_ABSENT:
+		return "absent";
+	case SOURCE_STARTING:
+		return "starting";
+	case SOURCE_RUNNING:
+		return "running";
+	case SOURCE_BACKOFF:
+		return "backoff";
+	case SOURCE_FAILED:
+		return "failed";
+	case SOURCE_WAITING:
+		return "waiting";
+	}
+	return "unknown";
+}
+
+struct source *source_new(const struct source_ops *ops, const char *name,
+			  const struct conf_section *s)
+{
+	struct source *src = calloc(1, sizeof(*src));
+	pthread_condattr_t ca;
+
+	if (!src)
+		return NULL;
+	src->ops = ops;
+	src->conf_quality = -1;
+	atomic_init(&src->found_quality, -1);
+	src->wake_fd = -1;
+	pthread_mutex_init(&src->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&src->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	src->st.state = SOURCE_ABSENT;
+	src->st.state_since = realtime_ns();
+	src->name = strdup(name);
+	if (!src->name)
+		goto fail;
+	if (s && s->n_kv) {
+		src->kv = calloc(s->n_kv, sizeof(*src->kv));
+		if (!src->kv)
+			goto fail;
+		for (size_t i = 0; i < s->n_kv; i++) {
+			src->kv[i].key = strdup(s->kv[i].key);
+			src->kv[i].value = strdup(s->kv[i].value ? s->kv[i].value : "");
+			src->n_kv++;
+			if (!src->kv[i].key || !src->kv[i].value)
+				goto fail;
+		}
+	}
+	return src;
+fail:
+	source_free(src);
+	return NULL;
+}
+
+void source_free(struct source *src)
+{
+	if (!src)
+		return;
+	if (src->opened && src->ops->fini)
+		src->ops->fini(src);
+	src->opened = false;
+	ring_fini(&src->ring);
+	for (size_t i = 0; i < src->n_kv; i++) {
+		free(src->kv[i].key);
+		free(src->kv[i].value);
+	}
+	free(src->kv);
+	free(src->name);
+	pthread_cond_destroy(&src->cond);
+	pthread_mutex_destroy(&src->lock);
+	free(src);
+}
+
+static int set_add(struct source_set *set, struct source *src)
+{
+	struct source **n = realloc(set->src, (set->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	set->src = n;
+	set->src[set->n++] = src;
+	src->set = set;
+	return 0;
+}
+
+int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen)
+{
+	struct source_set *set = calloc(1, sizeof(*set));
+	const struct source *family = NULL;
+	int r;
+
+	if (!set) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	set->ring_blocks = SOURCE_RING_BLOCKS;
+	pthread_mutex_init(&set->lock, NULL);
+	/* Every section passed source_check_section() when conf took it (conf.h). */
+	for (size_t i = 0; i < conf->n_sections; i++) {
+		const struct conf_section *s = &conf->sections[i];
+		const struct source_ops *ops = source_find_driver(s->name);
+		struct source *src;
+
+		if (!ops) { /* cannot be: conf refuses unknown sources */
+			snprintf(err, errlen, "unknown source '%s'", s->name);
+			r = -EINVAL;
+			goto fail;
+		}
+		src = source_new(ops, s->name, s);
+		if (!src || set_add(set, src) < 0) {
+			source_free(src);
+			snprintf(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto fail;
+		}
+		src->configured = true;
+		src->enabled = source_opt_bool(src, "enabled");
+		if (source_opt_is_set(src, "quality"))
+			src->conf_quality = (int)source_opt_uint(src, "quality");
+		if (src->enabled && src->ops->hwrng_family) {
+			if (family) {
+				snprintf(
+					err, errlen,
+					"sources '%s' and '%s' both read /dev/hwrng: enable only one",
+					family->name, src->name);
+				r = -EINVAL;
+				goto fail;
+			}
+			family = src;
+		}
+	}
+	/*
+	 * Default-on drivers without a section. Only the first hwrng-family one is enabled,
+	 * and none when a configured one is: there is one current hwrng backend.
+	 */
+	for (size_t i = 0; i < source_n_drivers; i++) {
+		const struct source_ops *ops = source_drivers[i];
+		struct source *src;
+
+		if (!ops->default_on || ops->instances || source_set_find(set, ops->name))
+			continue;
+		src = source_new(ops, ops->name, NULL);
+		if (!src || set_add(set, src) < 0) {
+			source_free(src);
+			snprintf(err, errlen, "out of memory");
+			r = -ENOMEM;
+			goto fail;
+		}
+		src->enabled = !(ops->hwrng_family && family);
+		if (src->enabled && ops->hwrng_family)
+			family = src;
+	}
+	*ret = set;
+	return 0;
+fail:
+	source_set_free(set);
+	return r;
+}
+
+void source_set_free(struct source_set *set)
+{
+	if (!set)
+		return;
+	source_set_stop(set);
+	/*
+	 * A thread still blocked in its driver uses the set: leave it all to the exit, still
+	 * reachable (so that leak checkers do not count it).
+	 */
+	if (set->abandoned) {
+		set->next_abandoned = abandoned_sets;
+		abandoned_sets = set;
+		return;
+	}
+	for (size_t i = 0; i < set->n; i++)
+		source_free(set->src[i]);
+	free(set->src);
+	pthread_mutex_destroy(&set->lock);
+	free(set);
+}
+
+size_t source_set_size(const struct source_set *set)
+{
+	return set->n;
+}
+
+struct source *source_set_get(struct source_set *set, size_t i)
+{
+	return i < set->n ? set->src[i] : NULL;
+}
+
+struct source *source_set_find(struct source_set *set, const char *name)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (strcmp(set->src[i]->name, name) == 0)
+			return set->src[i];
+	return NULL;
+}
+
+static int probe_one(struct source *src, char *why, size_t len)
+{
+	int r;
+
+	why[0] = '\0';
+	if (src->ops->probe)
+		return src->ops->probe(src, why, len);
+	if (!src->ops->init)
+		return 0;
+	r = src->ops->init(src, why, len);
+	if (src->ops->fini)
+		src->ops->fini(src);
+	src->priv = NULL;
+	return r;
+}
+
+static void list_one(struct source *src, bool enabled, FILE *f, int *count)
+{
+	char why[160];
+	int r = probe_one(src, why, sizeof(why));
+
+	if (r < 0) {
+		fprintf(f, "%s: not available: %s%s\n", src->name, why[0] ? why : strerror(-r),
+			enabled ? "" : " (disabled)");
+		return;
+	}
+	fprintf(f, "%s: available, %s (%s%squality %u)\n", src->name,
+		enabled ? "enabled" : "disabled", why, why[0] ? ", " : "", source_quality(src));
+	if (enabled)
+		(*count)++;
+}
+
+int source_set_list(struct source_set *set, FILE *f)
+{
+	int count = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		list_one(set->src[i], set->src[i]->enabled, f, &count);
+	/* Drivers the set does not hold: not configured and not on by default. */
+	for (size_t i = 0; i < source_n_drivers; i++) {
+		const struct source_ops *ops = source_drivers[i];
+		struct source *tmp;
+
+		if (ops->instances || source_set_find(set, ops->name))
+			continue;
+		tmp = source_new(ops, ops->name, NULL);
+		if (!tmp)
+			return -ENOMEM;
+		list_one(tmp, false, f, &count);
+		source_free(tmp);
+	}
+	return count;
+}
+
+static void set_error(struct source *src, int err, const char *text)
+{
+	pthread_mutex_lock(&src->lock);
+	src->st.last_error = err;
+	snprintf(src->st.last_error_text, sizeof(src->st.last_error_text), "%s", text);
+	pthread_mutex_unlock(&src->lock);
+}
+
+int source_set_init(struct source_set *set)
+{
+	int usable = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+		char why[160];
+		int r;
+
+		if (!src->enabled || src->opened)
+			continue;
+		if (!src->ring.slots) {
+			r = ring_init(&src->ring, set->ring_blocks);
+			if (r < 0)
+				return r;
+		}
+		r = source_open(src, why, sizeof(why));
+		if (r < 0 && source_may_appear(src, r)) {
+			/* Its reader thread keeps trying: count it as usable. */
+			set_error(src, -r, why);
+			pthread_mutex_lock(&src->lock);
+			src->st.state = SOURCE_WAITING;
+			src->st.state_since = realtime_ns();
+			pthread_mutex_unlock(&src->lock);
+			log_full(LOG_NOTICE, src->name, "source-waiting", SOURCE_MESSAGE_WAITING,
+				 "waiting: %s; trying again every %llu ms", why,
+				 (unsigned long long)(SOURCE_WAIT_RETRY_NS / NSEC_PER_MSEC));
+			usable++;
+			continue;
+		}
+		if (r < 0) {
+			set_error(src, -r, why);
+			/* A default source this machine lacks (via on AMD) is no news. */
+			log_full(src->configured ? LOG_WARNING : LOG_DEBUG, src->name,
+				 "source-absent", NULL, "not available: %s", why);
+			continue;
+		}
+		pthread_mutex_lock(&src->lock);
+		src->st.state = SOURCE_STARTING;
+		src->st.state_since = realtime_ns();
+		pthread_mutex_unlock(&src->lock);
+		usable++;
+	}
+	return usable;
+}
+
+void source_set_ring_blocks(struct source_set *set, size_t blocks)
+{
+	set->ring_blocks = blocks ? blocks : 1;
+}
+
+int source_set_start(struct source_set *set, int wake_fd)
+{
+	sigset_t all, old;
+	int r = source_install_interrupt();
+
+	if (r < 0)
+		return r;
+	/* The threads inherit a mask with everything blocked; they unblock their signal. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if ((!src->opened && src->st.state != SOURCE_WAITING) || src->thread_started)
+			continue;
+		src->wake_fd = wake_fd;
+		atomic_store(&src->stop, false);
+		atomic_store(&src->thread_done, false);
+		atomic_store(&src->progress_ns, now_ns());
+		r = -pthread_create(&src->thread, NULL, source_reader_main, src);
+		if (r < 0)
+			break;
+		src->thread_started = true;
+		set->started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r < 0)
+		source_set_stop(set);
+	return r;
+}
+
+bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
+{
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
+	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
+	bool all_done = false;
+
+	if (!set || !set->started)
+		return !set || !set->abandoned;
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if (!src->thread_started)
+			continue;
+		pthread_mutex_lock(&src->lock);
+		atomic_store(&src->stop, true);
+		pthread_cond_broadcast(&src->cond);
+		pthread_mutex_unlock(&src->lock);
+	}
+	/*
+	 * A thread may be blocked in read(), or about to enter it when the signal comes:
+	 * look every 50 us, signal again every 5 ms until it is out. With a time limit, a
+	 * thread still in its driver's read after the first look is not waited for: that
+	 * read did not end at the signal, so it waits killably and only the exit ends it.
+	 */
+	for (unsigned int n = 0; !all_done && now_ns() < deadline; n++) {
+		all_done = true;
+		for (size_t i = 0; i < set->n; i++) {
+			struct source *src = set->src[i];
+
+			if (!src->thread_started || atomic_load(&src->thread_done))
+				continue;
+			if (n > 0 && limit_ns != UINT64_MAX && atomic_load(&src->in_read))
+				continue;
+			all_done = false;
+			if (n % 100 == 0)
+				pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
+		}
+		if (!all_done)
+			nanosleep(&tick, NULL);
+	}
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if (!src->thread_started)
+			continue;
+		if (atomic_load(&src->thread_done)) {
+			pthread_join(src->thread, NULL);
+		} else {
+			/*
+			 * Still inside the driver: virtio-rng, for one, waits for the host
+			 * killably, so only the process's exit ends that read (kernel-
+			 * interfaces.md §3). Let it go; the set stays allocated for it.
+			 */
+			pthread_detach(src->thread);
+			set->abandoned = true;
+		}
+		src->thread_started = false;
+		atomic_store(&src->waiting, false);
+	}
+	set->started = false;
+	return !set->abandoned;
+}
+
+void source_set_stop(struct source_set *set)
+{
+	source_set_stop_within(set, UINT64_MAX);
+}
+
+unsigned int source_quality(const struct source *src)
+{
+	int found = atomic_load(&src->found_quality);
+
+	if (src->conf_quality >= 0)
+		return (unsigned int)src->conf_quality;
+	if (found >= 0)
+		return (unsigned int)found;
+	return src->ops->quality;
+}
+
+void source_account_fed(struct source *src, size_t bytes, uint64_t bits)
+{
+	pthread_mutex_lock(&src->lock);
+	src->st.bytes_fed += bytes;
+	src->st.bits_credited += bits;
+	pthread_mutex_unlock(&src->lock);
+}
+
+void source_get_stats(const struct source *src, struct source_stats *out)
+{
+	struct source *s = (struct source *)src;
+
+	pthread_mutex_lock(&s->lock);
+	*out = s->st;
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool source_is_healthy(const struct source *src, uint64_t now, uint64_t limit_ns)
+{
+	uint64_t t;
+
+	if (!src->thread_started || atomic_load(&src->thread_done) || atomic_load(&src->waiting))
+		return true;
+	t = atomic_load(&src->progress_ns);
+	return now <= t || now - t <= limit_ns;
+}
