@@ -16,7 +16,6 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
-#include "pool.h"
 #include "stats.h"
 #include "util.h"
 
@@ -90,16 +89,16 @@ static uint64_t tick_period(const struct daemon *d)
 	return p == UINT64_MAX ? 0 : p;
 }
 
-/* Per-source state of the feeding: credit remainders, what one gather took. */
-static int setup_credit(struct daemon *d)
+/* The pool over d->set: its blocks in turn and their credit (after a reload, anew). */
+static int setup_pool(struct daemon *d)
 {
-	size_t n = source_set_size(d->set);
-	struct daemon_source *per_src = calloc(n ? n : 1, sizeof(*per_src));
+	struct pool *pool;
+	int r = pool_new(&pool, d->set);
 
-	if (!per_src)
-		return -ENOMEM;
-	free(d->per_src);
-	d->per_src = per_src;
+	if (r < 0)
+		return r;
+	pool_free(d->pool);
+	d->pool = pool;
 	return 0;
 }
 
@@ -207,7 +206,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 
 	d->set = set;
 	setup_ring(d, set);
-	r = setup_credit(d);
+	r = setup_pool(d);
 	if (r < 0) {
 		d->set = NULL;
 		goto fail;
@@ -276,93 +275,47 @@ int daemon_start(struct daemon *d)
 
 static size_t fresh_available(struct daemon *d, uint64_t now)
 {
-	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
-	size_t n = 0;
-
-	for (size_t i = 0; i < source_set_size(d->set); i++) {
-		struct source *src = source_set_get(d->set, i);
-
-		/* Taking nothing drops the stale blocks, so that the source reads fresh ones. */
-		source_take(src, d->buf, 0, now, max_age);
-		n += source_available(src, now, max_age);
-	}
-	return n;
+	return pool_available(d->pool, now, d->conf.max_age * NSEC_PER_SEC);
 }
 
-/*
- * Take up to n bytes from the sources into d->buf, starting with a different source each
- * time so that none is favoured, and work out the credit each deserves (per_src[].got and
- * .bits). Returns the bytes taken; *total_bits the credit for all of them.
- */
-static size_t gather(struct daemon *d, size_t n, uint64_t now, uint64_t *total_bits)
-{
-	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
-	size_t off = 0, count = source_set_size(d->set);
-
-	*total_bits = 0;
-	for (size_t j = 0; j < count; j++) {
-		size_t i = (d->next_src + j) % count;
-		struct source *src = source_set_get(d->set, i);
-		struct daemon_source *ps = &d->per_src[i];
-
-		ps->got = off < n ? source_take(src, d->buf + off, n - off, now, max_age) : 0;
-		ps->bits = ps->got ? sink_credit(&ps->credit_rem, ps->got, source_quality(src),
-						 (unsigned int)d->conf.entropy_count)
-				   : 0;
-		*total_bits += ps->bits;
-		off += ps->got;
-	}
-	if (count)
-		d->next_src = (d->next_src + 1) % count;
-	return off;
-}
-
-/* Blocks one streaming write takes at most (two full batches of each of two sources). */
-#define STREAM_IOV 512
+/* Blocks one feed takes at most (two full batches of each of two sources). */
+#define FEED_IOV 512
 
 /*
- * Output and test modes: write up to n bytes (as far as the sources have them) straight
- * from the ring slots, without a copy, taking from each source in turn. Nothing is
- * credited. Returns the bytes written or -errno.
+ * Feed up to n bytes (as far as the sources have them), taking from each source in turn
+ * (pool.h): to the kernel, credited, at most KERNEL_CHUNK per RNDADDENTROPY through
+ * d->buf; to an output straight from the ring slots, without a copy and without credit;
+ * in test mode nowhere. Returns the bytes fed or -errno.
  */
-static ssize_t stream(struct daemon *d, size_t n, uint64_t now)
+static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 {
+	bool kernel = d->sink_open && !d->sink.output_mode;
 	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
-	size_t count = source_set_size(d->set), total = 0;
-	struct iovec iov[STREAM_IOV];
+	struct iovec iov[FEED_IOV];
+	size_t total = 0;
 
 	while (total < n) {
-		size_t want = n - total, used = 0, k = 0;
+		size_t want = n - total, used, k;
+		uint64_t credit;
 		int r = 0;
 
+		if (kernel)
+			want = MIN(want, d->buf_size);
 		if (d->byte_limit)
 			want = MIN(want, d->byte_limit - d->c.bytes_fed);
-		for (size_t j = 0; j < count; j++) {
-			size_t i = (d->next_src + j) % count;
-			struct daemon_source *ps = &d->per_src[i];
-
-			ps->got = 0;
-			if (k < want && used < STREAM_IOV)
-				used += source_peek(source_set_get(d->set, i), iov + used,
-						    STREAM_IOV - used, want - k, now, max_age,
-						    &ps->got);
-			k += ps->got;
-		}
-		if (count)
-			d->next_src = (d->next_src + 1) % count;
+		used = pool_peek(d->pool, iov, FEED_IOV, want, now, max_age,
+				 kernel ? (unsigned int)d->conf.entropy_count : 0, &k, &credit);
 		if (k == 0)
 			break;
-		if (d->mode != DAEMON_TEST)
+		if (kernel) {
+			for (size_t i = 0, off = 0; i < used; off += iov[i++].iov_len)
+				memcpy(d->buf + off, iov[i].iov_base, iov[i].iov_len);
+			r = sink_add_entropy(&d->sink, d->buf, k, (unsigned int)credit);
+			wipe(d->buf, k);
+		} else if (d->mode != DAEMON_TEST) {
 			r = sink_write_iov(&d->sink, iov, (int)used);
-		for (size_t i = 0; i < count; i++) {
-			struct source *src = source_set_get(d->set, i);
-
-			if (!d->per_src[i].got)
-				continue;
-			source_consume(src, d->per_src[i].got);
-			if (r == 0)
-				source_account_fed(src, d->per_src[i].got, 0);
 		}
+		pool_consume(d->pool, r == 0);
 		if (r < 0)
 			return r;
 		total += k;
@@ -371,40 +324,8 @@ static ssize_t stream(struct daemon *d, size_t n, uint64_t now)
 			continue;
 		}
 		d->c.bytes_fed += k;
-		if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
-			break;
-	}
-	return (ssize_t)total;
-}
-
-/* Feed n bytes (as far as the sources have them). Returns bytes fed or -errno. */
-static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
-{
-	size_t count = source_set_size(d->set), total = 0;
-
-	if (!d->sink_open || d->sink.output_mode)
-		return stream(d, n, now);
-	while (total < n) {
-		size_t chunk = MIN(n - total, d->buf_size), k;
-		uint64_t credit;
-		int r;
-
-		if (d->byte_limit)
-			chunk = MIN(chunk, d->byte_limit - d->c.bytes_fed);
-		k = gather(d, chunk, now, &credit);
-		if (k == 0)
-			break;
-		r = sink_add_entropy(&d->sink, d->buf, k, (unsigned int)credit);
-		wipe(d->buf, k);
-		if (r < 0)
-			return r;
-		for (size_t i = 0; i < count; i++)
-			if (d->per_src[i].got)
-				source_account_fed(source_set_get(d->set, i), d->per_src[i].got,
-						   d->per_src[i].bits);
-		total += k;
-		d->c.bytes_fed += k;
-		d->c.bits_credited += credit;
+		if (kernel)
+			d->c.bits_credited += credit;
 		if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
 			break;
 	}
@@ -721,7 +642,7 @@ static int reload(struct daemon *d)
 	d->set = set;
 	conf_free(&d->conf);
 	d->conf = conf;
-	if (setup_credit(d) < 0 || source_set_start(d->set, d->wake_fd) < 0) {
+	if (setup_pool(d) < 0 || source_set_start(d->set, d->wake_fd) < 0) {
 		log_error("cannot start the new sources");
 		return -ENOMEM;
 	}
@@ -908,7 +829,7 @@ void daemon_fini(struct daemon *d)
 		wipe(d->buf, d->buf_size);
 	free(d->buf);
 	d->buf = NULL;
-	free(d->per_src);
-	d->per_src = NULL;
+	pool_free(d->pool);
+	d->pool = NULL;
 	conf_free(&d->conf);
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "pool.h"
 #include "sink.h"
 #include "source_set.h"
 
@@ -63,13 +64,7 @@ struct daemon {
 	bool status_error_logged;
 	int sig_fd, wake_fd, timer_fd, tick_fd;
 	uint64_t tick_ns;	/* tick period, 0 = off */
-	/* Per source, in the order of the set. */
-	struct daemon_source {
-		uint64_t credit_rem;	/* credit remainder, 1/1024 bit */
-		size_t got;		/* what one gather took ... */
-		uint64_t bits;		/* ... and the credit it deserves */
-	} *per_src;
-	size_t next_src;	/* where the next gather starts */
+	struct pool *pool;	/* the set's blocks, in turn, and their credit */
 	uint8_t *buf;
 	size_t buf_size;
 	struct daemon_counters c;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "sink.h"
 #include "source_internal.h"
 #include "util.h"
 
@@ -53,8 +54,7 @@ static void released(struct source *src)
 	}
 }
 
-/* Drop the blocks older than max_age_ns from the front of the ring. */
-static void drop_stale(struct source *src, uint64_t now, uint64_t max_age_ns)
+void source_drop_stale(struct source *src, uint64_t now, uint64_t max_age_ns)
 {
 	const struct block *b;
 	bool any = false;
@@ -75,7 +75,7 @@ size_t source_peek(struct source *src, struct iovec *iov, size_t max_iov, size_t
 	struct block *b;
 
 	/* Blocks are published in time order: past the first fresh one, all are fresh. */
-	drop_stale(src, now, max_age_ns);
+	source_drop_stale(src, now, max_age_ns);
 	off = src->take_off;
 	while (used < max_iov && done < n && (b = ring_peek(&src->ring, used))) {
 		size_t k = MIN(n - done, sizeof(b->data) - off);
@@ -112,25 +112,6 @@ void source_consume(struct source *src, size_t n)
 		released(src);
 }
 
-size_t source_take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)
-{
-	struct iovec iov[8];
-	size_t done = 0, got;
-
-	/* source_peek() drops the stale blocks, also when nothing is taken (n == 0). */
-	do {
-		size_t used =
-			source_peek(src, iov, ARRAY_SIZE(iov), n - done, now, max_age_ns, &got);
-
-		for (size_t i = 0; i < used; i++) {
-			memcpy(buf + done, iov[i].iov_base, iov[i].iov_len);
-			done += iov[i].iov_len;
-		}
-		source_consume(src, got);
-	} while (got > 0 && done < n);
-	return done;
-}
-
 size_t source_available(struct source *src, uint64_t now, uint64_t max_age_ns)
 {
 	struct ring *r = &src->ring;
@@ -145,4 +126,101 @@ size_t source_available(struct source *src, uint64_t now, uint64_t max_age_ns)
 			return (count - i) * sizeof(b->data) - (i == 0 ? src->take_off : 0);
 	}
 	return 0;
+}
+
+/* ---- the pool: every source of a set, in turn ---- */
+
+struct pool {
+	struct source_set *set;
+	size_t next; /* where the next pool_peek() starts */
+	/* Per source, in the order of the set. */
+	struct pool_source {
+		uint64_t credit_rem; /* credit remainder, 1/1024 bit */
+		size_t got;	     /* what the last pool_peek() pointed at ... */
+		uint64_t bits;	     /* ... and the credit it deserves */
+	} *per_src;
+};
+
+int pool_new(struct pool **ret, struct source_set *set)
+{
+	size_t n = source_set_size(set);
+	struct pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	p->per_src = calloc(n ? n : 1, sizeof(*p->per_src));
+	if (!p->per_src) {
+		free(p);
+		return -ENOMEM;
+	}
+	p->set = set;
+	*ret = p;
+	return 0;
+}
+
+void pool_free(struct pool *p)
+{
+	if (!p)
+		return;
+	free(p->per_src);
+	free(p);
+}
+
+size_t pool_available(struct pool *p, uint64_t now, uint64_t max_age_ns)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < source_set_size(p->set); i++) {
+		struct source *src = source_set_get(p->set, i);
+
+		/* Dropping the stale blocks lets the source read fresh ones. */
+		source_drop_stale(src, now, max_age_ns);
+		n += source_available(src, now, max_age_ns);
+	}
+	return n;
+}
+
+size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, uint64_t now,
+		 uint64_t max_age_ns, unsigned int max_bits_per_byte, size_t *bytes,
+		 uint64_t *bits)
+{
+	size_t count = source_set_size(p->set), used = 0, k = 0;
+
+	*bits = 0;
+	for (size_t j = 0; j < count; j++) {
+		size_t i = (p->next + j) % count;
+		struct source *src = source_set_get(p->set, i);
+		struct pool_source *ps = &p->per_src[i];
+
+		ps->got = 0;
+		ps->bits = 0;
+		if (k < n && used < max_iov)
+			used += source_peek(src, iov + used, max_iov - used, n - k, now, max_age_ns,
+					    &ps->got);
+		if (ps->got && max_bits_per_byte)
+			ps->bits = sink_credit(&ps->credit_rem, ps->got, source_quality(src),
+					       max_bits_per_byte);
+		*bits += ps->bits;
+		k += ps->got;
+	}
+	if (count)
+		p->next = (p->next + 1) % count;
+	*bytes = k;
+	return used;
+}
+
+void pool_consume(struct pool *p, bool fed)
+{
+	for (size_t i = 0; i < source_set_size(p->set); i++) {
+		struct source *src = source_set_get(p->set, i);
+		struct pool_source *ps = &p->per_src[i];
+
+		if (!ps->got)
+			continue;
+		source_consume(src, ps->got);
+		if (fed)
+			source_account_fed(src, ps->got, ps->bits);
+		ps->got = 0;
+		ps->bits = 0;
+	}
 }

@@ -45,6 +45,29 @@ const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 #define MAX_AGE (60 * NSEC_PER_SEC)
 #define BLOCK FIPS_BLOCK_BYTES
 
+/*
+ * Copy up to n fresh tested bytes of src into buf through the consumer API (as
+ * source_take() did): peek and consume until n or nothing is left. Returns the bytes.
+ */
+static size_t take(struct source *src, uint8_t *buf, size_t n, uint64_t now, uint64_t max_age_ns)
+{
+	struct iovec iov[8];
+	size_t done = 0, got;
+
+	/* source_peek() drops the stale blocks, also when nothing is taken (n == 0). */
+	do {
+		size_t used = source_peek(src, iov, ARRAY_SIZE(iov), n - done, now, max_age_ns,
+					  &got);
+
+		for (size_t i = 0; i < used; i++) {
+			memcpy(buf + done, iov[i].iov_base, iov[i].iov_len);
+			done += iov[i].iov_len;
+		}
+		source_consume(src, got);
+	} while (got > 0 && done < n);
+	return done;
+}
+
 /* ---- hand-built configuration ---- */
 
 struct sec {
@@ -206,7 +229,7 @@ static size_t drain(struct source *src, int efd, uint8_t *out, size_t cap,
 	size_t got = 0;
 
 	while (now_ns() < deadline) {
-		size_t n = source_take(src, out + got, cap - got, now_ns(), MAX_AGE);
+		size_t n = take(src, out + got, cap - got, now_ns(), MAX_AGE);
 
 		got += n;
 		if (n == 0 && done(src, got, want))
@@ -979,29 +1002,29 @@ static void test_take_partial_and_max_age(void **state)
 
 	got = malloc(npass * BLOCK);
 	/* 64 bytes, then the rest of that block is kept for later takes. */
-	assert_int_equal(source_take(src, got, 64, now, MAX_AGE), 64);
+	assert_int_equal(take(src, got, 64, now, MAX_AGE), 64);
 	assert_memory_equal(got, want, 64);
 	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK - 64);
-	assert_int_equal(source_take(src, got + 64, 100, now, MAX_AGE), 100);
+	assert_int_equal(take(src, got + 64, 100, now, MAX_AGE), 100);
 	assert_memory_equal(got + 64, want + 64, 100);
 	off = 164;
 	if (npass >= 2) {
 		/* Across a block boundary. */
-		n = source_take(src, got + off, BLOCK, now, MAX_AGE);
+		n = take(src, got + off, BLOCK, now, MAX_AGE);
 		assert_int_equal(n, BLOCK);
 		assert_memory_equal(got + off, want + off, n);
 		off += n;
 	}
 	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK - off);
-	assert_int_equal(source_take(src, got, 0, now, MAX_AGE), 0);
+	assert_int_equal(take(src, got, 0, now, MAX_AGE), 0);
 
 	/* An hour later everything left is stale: dropped, nothing handed out. */
 	now += 3600 * NSEC_PER_SEC;
 	assert_int_equal(source_available(src, now, MAX_AGE), 0);
-	assert_int_equal(source_take(src, got, 10, now, MAX_AGE), 0);
+	assert_int_equal(take(src, got, 10, now, MAX_AGE), 0);
 	/* ... and gone for good, even for a consumer with a generous max age. */
 	assert_int_equal(source_available(src, now_ns(), UINT64_MAX), 0);
-	assert_int_equal(source_take(src, got, 10, now_ns(), UINT64_MAX), 0);
+	assert_int_equal(take(src, got, 10, now_ns(), UINT64_MAX), 0);
 
 	source_set_free(set);
 	close(efd);
@@ -1011,7 +1034,7 @@ static void test_take_partial_and_max_age(void **state)
 	unlink(tmp_path("take"));
 }
 
-/* source_peek() hands out what source_take() would, in place; source_consume() wipes it. */
+/* source_peek() hands out what take() would, in place; source_consume() wipes it. */
 static void test_peek_and_consume(void **state)
 {
 	static const uint8_t zeros[BLOCK];
@@ -1048,7 +1071,7 @@ static void test_peek_and_consume(void **state)
 	assert_int_equal(n, BLOCK - 64);
 	/* Peeking takes nothing: a take still starts where the consume ended. */
 	source_consume(src, 100);
-	assert_int_equal(source_take(src, got, sizeof(got), now, MAX_AGE), sizeof(got));
+	assert_int_equal(take(src, got, sizeof(got), now, MAX_AGE), sizeof(got));
 	assert_memory_equal(got, want + 164, sizeof(got));
 	assert_int_equal(source_available(src, now, MAX_AGE), npass * BLOCK - 364);
 	/* Consuming more than is there stops at the end. */
