@@ -3,8 +3,9 @@
  * The configuration parser. A load parses the text into a fresh struct conf (only what the
  * text sets), then merges that into a deep copy of the caller's conf, has the caller's
  * section check (conf->check_section) validate the touched source sections, and swaps the
- * copy in: the caller's conf changes only on success. The [rngd] keys are checked against
- * their schema (option.h) as they are parsed. Nothing here knows what a source is.
+ * copy in: the caller's conf changes only on success. The syntax is ini.c's; the [rngd]
+ * keys are checked against their schema (option.h) as they are parsed. Nothing here knows
+ * what a source is.
  */
 #include "config.h"
 
@@ -19,11 +20,12 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_internal.h"
+#include "ini.h"
 #include "option.h"
 #include "util.h"
 
 #define CONF_MAX_FILE (1024 * 1024)	/* bytes */
-#define CONF_MAX_LINE 4096		/* bytes, without the line ending */
 #define CONF_MAX_SECTIONS 256
 #define CONF_MAX_KEYS 256		/* per section */
 
@@ -226,128 +228,6 @@ nomem:
 	return -ENOMEM;
 }
 
-/* ---- sections ---- */
-
-static void section_free(struct conf_section *s)
-{
-	if (!s)
-		return;
-	for (size_t i = 0; s->kv && i < s->n_kv; i++) {
-		free(s->kv[i].key);
-		free(s->kv[i].value);
-	}
-	free(s->kv);
-	free(s->name);
-	free(s->type);
-	memset(s, 0, sizeof(*s));
-}
-
-/* Fill s for a section called name (type is the part before ':'). */
-static int section_init(struct conf_section *s, const char *name, unsigned int line)
-{
-	const char *colon = strchr(name, ':');
-
-	memset(s, 0, sizeof(*s));
-	s->name = strdup(name);
-	s->type = colon ? strndup(name, (size_t)(colon - name)) : strdup(name);
-	s->line = line;
-	if (!s->name || !s->type) {
-		section_free(s);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int section_copy(struct conf_section *dst, const struct conf_section *src)
-{
-	int r = section_init(dst, src->name, src->line);
-
-	if (r < 0)
-		return r;
-	if (src->n_kv == 0)
-		return 0;
-	dst->kv = calloc(src->n_kv, sizeof(*dst->kv));
-	if (!dst->kv)
-		goto nomem;
-	for (size_t i = 0; i < src->n_kv; i++) {
-		dst->kv[i].key = strdup(src->kv[i].key);
-		dst->kv[i].value = strdup(src->kv[i].value);
-		dst->kv[i].line = src->kv[i].line;
-		dst->n_kv = i + 1;
-		if (!dst->kv[i].key || !dst->kv[i].value)
-			goto nomem;
-	}
-	return 0;
-nomem:
-	section_free(dst);
-	return -ENOMEM;
-}
-
-static struct conf_kv *section_find_kv(const struct conf_section *s, const char *key)
-{
-	for (size_t i = 0; i < s->n_kv; i++)
-		if (strcmp(s->kv[i].key, key) == 0)
-			return &s->kv[i];
-	return NULL;
-}
-
-/*
- * Set key to value in s, replacing an existing value. Takes ownership of key and value
- * on success only.
- */
-static int section_set_owned(struct conf_section *s, char *key, char *value, unsigned int line)
-{
-	struct conf_kv *kv = section_find_kv(s, key);
-
-	if (kv) {
-		free(kv->value);
-		free(key);
-		kv->value = value;
-		kv->line = line;
-		return 0;
-	}
-	kv = realloc(s->kv, (s->n_kv + 1) * sizeof(*kv));
-	if (!kv)
-		return -ENOMEM;
-	s->kv = kv;
-	s->kv[s->n_kv++] = (struct conf_kv){ .key = key, .value = value, .line = line };
-	return 0;
-}
-
-static int section_set(struct conf_section *s, const char *key, const char *value,
-		       unsigned int line)
-{
-	char *k = strdup(key), *v = strdup(value);
-
-	if (!k || !v || section_set_owned(s, k, v, line) < 0) {
-		free(k);
-		free(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static struct conf_section *find_section(const struct conf *c, const char *name)
-{
-	for (size_t i = 0; i < c->n_sections; i++)
-		if (c->sections[i].name && strcmp(c->sections[i].name, name) == 0)
-			return &c->sections[i];
-	return NULL;
-}
-
-/* Append *s to c's sections, taking over what it owns (s is zeroed). */
-static int add_section(struct conf *c, struct conf_section *s)
-{
-	struct conf_section *n = realloc(c->sections, (c->n_sections + 1) * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	c->sections = n;
-	c->sections[c->n_sections++] = *s;
-	memset(s, 0, sizeof(*s));
-	return 0;
-}
-
 /* ---- public basics ---- */
 
 void conf_init(struct conf *c, conf_check_fn check_section)
@@ -381,7 +261,7 @@ void conf_free(struct conf *c)
 		if (is_string_key(&global_keys[i]))
 			free_str(field_str(c, &global_keys[i]));
 	for (size_t i = 0; c->sections && i < c->n_sections; i++)
-		section_free(&c->sections[i]);
+		conf_section_free(&c->sections[i]);
 	free(c->sections);
 	memset(c, 0, sizeof(*c));
 }
@@ -412,7 +292,7 @@ static int conf_copy(struct conf *dst, const struct conf *src)
 		if (!dst->sections)
 			goto nomem;
 		for (size_t i = 0; i < src->n_sections; i++) {
-			if (section_copy(&dst->sections[i], &src->sections[i]) < 0)
+			if (conf_section_copy(&dst->sections[i], &src->sections[i]) < 0)
 				goto nomem;
 			dst->n_sections = i + 1;
 		}
@@ -425,40 +305,10 @@ nomem:
 
 const struct conf_section *conf_find_section(const struct conf *c, const char *name)
 {
-	return name ? find_section(c, name) : NULL;
+	return name ? conf_section_find(c, name) : NULL;
 }
 
 /* ---- parsing ---- */
-
-static bool is_blank(char ch)
-{
-	return ch == ' ' || ch == '\t';
-}
-
-/* Trim blanks at both ends of s in place; returns the new start. */
-static char *trim(char *s)
-{
-	size_t n;
-
-	while (is_blank(*s))
-		s++;
-	n = strlen(s);
-	while (n > 0 && is_blank(s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
-/* Keys are ASCII letters, digits, '-', '_' and '.'. */
-static bool valid_key(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
-			return false;
-	return true;
-}
 
 /* Source names: printable, no blanks, no brackets (the source code checks the rest). */
 static bool valid_source_name(const char *s)
@@ -471,45 +321,13 @@ static bool valid_source_name(const char *s)
 	return true;
 }
 
-/* Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing above U+10FFFF. */
-static bool valid_utf8(const unsigned char *s, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n) {
-		unsigned char ch = s[i];
-		size_t need;
-		uint32_t cp, min;
-
-		if (ch < 0x80) {
-			i++;
-			continue;
-		} else if ((ch & 0xe0) == 0xc0) {
-			need = 1, cp = ch & 0x1f, min = 0x80;
-		} else if ((ch & 0xf0) == 0xe0) {
-			need = 2, cp = ch & 0x0f, min = 0x800;
-		} else if ((ch & 0xf8) == 0xf0) {
-			need = 3, cp = ch & 0x07, min = 0x10000;
-		} else {
-			return false;
-		}
-		if (n - i <= need)
-			return false;
-		for (size_t j = 1; j <= need; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + j] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += need + 1;
-	}
-	return true;
-}
-
 /* What a parse found, beyond the values themselves. */
 struct parse_state {
+	struct conf *f;				/* what the text sets */
 	const char *name;			/* for error messages */
+	char *err;
+	size_t errlen;
+	int in;					/* IN_*: the section of the lines now */
 	unsigned int key_line[N_GLOBAL_KEYS];	/* line where a global key was set, 0 = not */
 	unsigned int user_group_line;		/* line of "user = U:G", 0 = none */
 	unsigned int global_line;		/* line of [rngd], 0 = none */
@@ -517,18 +335,12 @@ struct parse_state {
 
 enum { IN_NOTHING, IN_GLOBAL, IN_SOURCE };
 
-static int parse_header(struct conf *f, struct parse_state *ps, char *line, unsigned int lineno,
-			int *in, char *err, size_t errlen)
+/* inner: what is between the brackets, trimmed. */
+static int parse_header(struct conf *f, struct parse_state *ps, const char *inner,
+			unsigned int lineno, int *in, char *err, size_t errlen)
 {
-	size_t n = strlen(line);
 	struct conf_section s, *old;
-	char *inner, *name;
-
-	if (line[n - 1] != ']')
-		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-			    "section header must end with ']'");
-	line[n - 1] = '\0';
-	inner = trim(line + 1);
+	const char *name;
 
 	if (strcmp(inner, "rngd") == 0) {
 		if (ps->global_line)
@@ -539,25 +351,27 @@ static int parse_header(struct conf *f, struct parse_state *ps, char *line, unsi
 		*in = IN_GLOBAL;
 		return 0;
 	}
-	if (strncmp(inner, "source", 6) != 0 || (inner[6] != '\0' && !is_blank(inner[6])))
+	if (strncmp(inner, "source", 6) != 0 ||
+	    (inner[6] != '\0' && inner[6] != ' ' && inner[6] != '\t'))
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL, "unknown section '[%s]'",
 			    inner);
-	name = trim(inner + 6);
+	for (name = inner + 6; *name == ' ' || *name == '\t';)
+		name++;
 	if (!*name)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
 			    "section '[source]' needs a source name");
 	if (!valid_source_name(name))
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
 			    "invalid source name '%s'", name);
-	old = find_section(f, name);
+	old = conf_section_find(f, name);
 	if (old)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
 			    "duplicate section '[source %s]' (first at line %u)", name, old->line);
 	if (f->n_sections >= CONF_MAX_SECTIONS)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
 			    "too many sections (at most %d)", CONF_MAX_SECTIONS);
-	if (section_init(&s, name, lineno) < 0 || add_section(f, &s) < 0) {
-		section_free(&s);
+	if (conf_section_init(&s, name, lineno) < 0 || conf_section_add(f, &s) < 0) {
+		conf_section_free(&s);
 		return fail(-ENOMEM, err, errlen, ps->name, lineno, NULL, "out of memory");
 	}
 	*in = IN_SOURCE;
@@ -602,7 +416,7 @@ static int parse_source_key(struct conf *f, struct parse_state *ps, const char *
 			    const char *value, unsigned int lineno, char *err, size_t errlen)
 {
 	struct conf_section *s = &f->sections[f->n_sections - 1];
-	struct conf_kv *kv = section_find_kv(s, key);
+	struct conf_kv *kv = conf_section_find_kv(s, key);
 
 	if (kv)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, key,
@@ -612,85 +426,40 @@ static int parse_source_key(struct conf *f, struct parse_state *ps, const char *
 	if (s->n_kv >= CONF_MAX_KEYS)
 		return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
 			    "too many keys in section (at most %d)", CONF_MAX_KEYS);
-	if (section_set(s, key, value, lineno) < 0)
+	if (conf_section_set(s, key, value, lineno) < 0)
 		return fail(-ENOMEM, err, errlen, ps->name, lineno, NULL, "out of memory");
 	return 0;
+}
+
+/* One header or pair of the text (ini_fn). */
+static int parse_line(void *ctx, unsigned int lineno, char *section, const char *key,
+		      const char *value)
+{
+	struct parse_state *ps = ctx;
+
+	if (section)
+		return parse_header(ps->f, ps, section, lineno, &ps->in, ps->err, ps->errlen);
+	if (ps->in == IN_GLOBAL)
+		return parse_global_key(ps->f, ps, key, value, lineno, ps->err, ps->errlen);
+	return parse_source_key(ps->f, ps, key, value, lineno, ps->err, ps->errlen);
 }
 
 /* Parse text into f, which holds only what the text sets. */
 static int parse(struct conf *f, struct parse_state *ps, const char *text, size_t len, char *err,
 		 size_t errlen)
 {
-	char buf[CONF_MAX_LINE + 1];
-	unsigned int lineno = 0;
-	int in = IN_NOTHING;
-	size_t pos = 0;
+	char why[CONF_ERR_MAX];
+	unsigned int line = 0;
+	int r;
 
-	/* A UTF-8 byte order mark, as some Windows editors write. */
-	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
-		pos = 3;
-
-	while (pos < len) {
-		const char *start = text + pos;
-		const char *nl = memchr(start, '\n', len - pos);
-		size_t n = nl ? (size_t)(nl - start) : len - pos;
-		char *line, *eq, *key, *value;
-		int r;
-
-		pos += n + (nl ? 1 : 0);
-		lineno++;
-		if (n > 0 && start[n - 1] == '\r')
-			n--;
-		if (n > CONF_MAX_LINE)
-			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-				    "line too long (more than %d bytes)", CONF_MAX_LINE);
-		if (memchr(start, '\0', n))
-			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL, "NUL byte");
-		for (size_t i = 0; i < n; i++) {
-			unsigned char ch = (unsigned char)start[i];
-
-			if ((ch < ' ' && ch != '\t') || ch == 0x7f)
-				return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-					    "control character 0x%02x", ch);
-		}
-		if (!valid_utf8((const unsigned char *)start, n))
-			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL, "invalid UTF-8");
-		memcpy(buf, start, n);
-		buf[n] = '\0';
-		line = trim(buf);
-
-		if (*line == '\0' || *line == '#' || *line == ';')
-			continue;
-		if (*line == '[') {
-			r = parse_header(f, ps, line, lineno, &in, err, errlen);
-			if (r < 0)
-				return r;
-			continue;
-		}
-		eq = strchr(line, '=');
-		if (!eq)
-			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-				    "expected 'key = value', '[section]' or a comment");
-		*eq = '\0';
-		key = trim(line);
-		value = trim(eq + 1);
-		if (!*key)
-			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-				    "missing key before '='");
-		if (!valid_key(key))
-			return fail(-EINVAL, err, errlen, ps->name, lineno, NULL,
-				    "invalid key '%s'", key);
-		if (in == IN_NOTHING)
-			return fail(-EINVAL, err, errlen, ps->name, lineno, key,
-				    "outside any section");
-		if (in == IN_GLOBAL)
-			r = parse_global_key(f, ps, key, value, lineno, err, errlen);
-		else
-			r = parse_source_key(f, ps, key, value, lineno, err, errlen);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	ps->f = f;
+	ps->err = err;
+	ps->errlen = errlen;
+	ps->in = IN_NOTHING;
+	r = ini_parse(text, len, parse_line, ps, &line, why, sizeof(why));
+	if (r < 0 && why[0]) /* a syntax error; the others said why themselves */
+		return fail(r, err, errlen, ps->name, line, NULL, "%s", why);
+	return r;
 }
 
 /* Error text for a section that the section check rejected. */
@@ -746,19 +515,19 @@ static int merge(struct conf *tmp, struct conf *f, const struct parse_state *ps,
 
 	for (size_t i = 0; i < f->n_sections; i++) {
 		struct conf_section *fs = &f->sections[i];
-		struct conf_section *ts = find_section(tmp, fs->name);
+		struct conf_section *ts = conf_section_find(tmp, fs->name);
 		const struct conf_kv *bad = NULL;
 		char why[CONF_ERR_MAX] = "";
 
 		if (!ts) {
-			if (add_section(tmp, fs) < 0)
+			if (conf_section_add(tmp, fs) < 0)
 				return fail(-ENOMEM, err, errlen, ps->name, 0, NULL,
 					    "out of memory");
 			ts = &tmp->sections[tmp->n_sections - 1];
 		} else {
 			ts->line = fs->line;
 			for (size_t j = 0; j < fs->n_kv; j++) {
-				if (section_set_owned(ts, fs->kv[j].key, fs->kv[j].value,
+				if (conf_section_set_owned(ts, fs->kv[j].key, fs->kv[j].value,
 						      fs->kv[j].line) < 0)
 					return fail(-ENOMEM, err, errlen, ps->name, 0, NULL,
 						    "out of memory");
@@ -855,7 +624,7 @@ int conf_set(struct conf *c, const char *key, const char *value, const char *whe
 
 	if (!where)
 		where = "command line";
-	if (!key || !valid_key(key))
+	if (!key || !ini_valid_key(key))
 		return fail(-EINVAL, err, errlen, where, 0, NULL, "invalid key '%s'",
 			    key ? key : "");
 	k = find_global_key(key);
@@ -880,34 +649,34 @@ int conf_set_source(struct conf *c, const char *source, const char *key, const c
 	if (!source || !valid_source_name(source))
 		return fail(-EINVAL, err, errlen, where, 0, NULL, "invalid source name '%s'",
 			    source ? source : "");
-	if (!key || !valid_key(key))
+	if (!key || !ini_valid_key(key))
 		return fail(-EINVAL, err, errlen, where, 0, NULL, "invalid key '%s'",
 			    key ? key : "");
 	if (!value || !*value)
 		return fail(-EINVAL, err, errlen, where, 0, key, "empty value");
 
-	old = find_section(c, source);
-	r = old ? section_copy(&cand, old) : section_init(&cand, source, 0);
+	old = conf_section_find(c, source);
+	r = old ? conf_section_copy(&cand, old) : conf_section_init(&cand, source, 0);
 	if (r < 0)
 		return fail(r, err, errlen, where, 0, NULL, "out of memory");
-	r = section_set(&cand, key, value, 0);
+	r = conf_section_set(&cand, key, value, 0);
 	if (r < 0) {
-		section_free(&cand);
+		conf_section_free(&cand);
 		return fail(r, err, errlen, where, 0, NULL, "out of memory");
 	}
 	if (check_section(c, &cand, &bad, why, sizeof(why)) < 0) {
 		r = fail_section(err, errlen, where, false, &cand, bad, why);
-		section_free(&cand);
+		conf_section_free(&cand);
 		return r;
 	}
 	if (old) {
-		section_free(old);
+		conf_section_free(old);
 		*old = cand;
 		return 0;
 	}
-	r = add_section(c, &cand);
+	r = conf_section_add(c, &cand);
 	if (r < 0) {
-		section_free(&cand);
+		conf_section_free(&cand);
 		return fail(r, err, errlen, where, 0, NULL, "out of memory");
 	}
 	return 0;
