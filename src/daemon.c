@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "daemon_status.h"
 #include "stats.h"
 #include "util.h"
 
@@ -416,150 +417,6 @@ static int feed_cycle(struct daemon *d)
 	return 0;
 }
 
-/*
- * A snapshot of everything for the status file, STATUS= and the statistics lines. The
- * arrays are allocated per call (at most about once a second); NULL when out of memory.
- */
-struct snapshot {
-	struct status_doc doc;
-	struct status_source *src;
-	struct source_stats *st;
-};
-
-static void snapshot_free(struct snapshot *s)
-{
-	free(s->src);
-	free(s->st);
-}
-
-static int snapshot_take(struct daemon *d, struct snapshot *s)
-{
-	size_t n = source_set_size(d->set);
-
-	memset(s, 0, sizeof(*s));
-	s->src = calloc(n ? n : 1, sizeof(*s->src));
-	s->st = calloc(n ? n : 1, sizeof(*s->st));
-	if (!s->src || !s->st) {
-		snapshot_free(s);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct source *src = source_set_get(d->set, i);
-		struct source_stats *st = &s->st[i];
-		struct status_source *ss = &s->src[i];
-
-		source_get_stats(src, st);
-		ss->name = source_name(src);
-		ss->state = source_state_name(st->state);
-		ss->state_since = st->state_since;
-		ss->bytes_read = st->bytes_read;
-		ss->blocks_tested = st->blocks_tested;
-		ss->blocks_passed = st->blocks_passed;
-		memcpy(ss->fips_failures, st->fips_failures, sizeof(ss->fips_failures));
-		ss->bytes_fed = st->bytes_fed;
-		ss->bits_credited = st->bits_credited;
-		ss->last_error = st->last_error_text[0] ? st->last_error_text : NULL;
-		ss->n_counters = MIN(st->n_counters, (size_t)STATUS_MAX_COUNTERS);
-		for (size_t k = 0; k < ss->n_counters; k++) {
-			ss->counters[k].name = st->counter_names[k];
-			ss->counters[k].value = st->counters[k];
-		}
-	}
-	s->doc = (struct status_doc){
-		.rngd_version = PACKAGE_VERSION,
-		.pid = getpid(),
-		.started = d->c.started,
-		.kernel_generation = d->sink_open && d->sink.gen == KERNEL_LEGACY ? "legacy"
-										  : "modern",
-		.crng_ready = d->crng_ready,
-		.feeds = d->c.feeds,
-		.bytes_fed = d->c.bytes_fed,
-		.bits_credited = d->c.bits_credited,
-		.reseeds = d->c.reseeds,
-		.last_feed = d->c.last_feed,
-		.n_sources = n,
-		.sources = s->src,
-	};
-	return 0;
-}
-
-/* SIGUSR1 and stats-interval: one line for the feed, one per source. */
-static void stats_line(struct daemon *d)
-{
-	struct snapshot s;
-	char line[512];
-
-	if (snapshot_take(d, &s) < 0)
-		return;
-	if (d->mode != DAEMON_TEST) {
-		stats_format_feed(&s.doc, line, sizeof(line));
-		log_full(LOG_INFO, NULL, "statistics", NULL, "%s", line);
-	}
-	for (size_t i = 0; i < s.doc.n_sources; i++) {
-		stats_format_source(&s.src[i], line, sizeof(line));
-		log_full(LOG_INFO, s.src[i].name, "statistics", NULL, "%s", line);
-	}
-	snapshot_free(&s);
-}
-
-/* STATUS= for systemd (sent only on change, at most once a second) and the status file
- * (every status-interval, or now when forced). */
-static void update_status(struct daemon *d, bool force_file)
-{
-	uint64_t now = now_ns();
-	bool file_due = d->conf.status_file &&
-			(force_file || (d->conf.status_interval && now >= d->next_status_ns));
-	struct snapshot s;
-	char text[512];
-	int r;
-
-	if (!d->notify && !file_due)
-		return;
-	if (snapshot_take(d, &s) < 0)
-		return;
-	if (d->notify) {
-		stats_format_notify_status(&s.doc, text, sizeof(text));
-		notify_status(now, "%s", text);
-		notify_status_flush(now);
-	}
-	if (file_due) {
-		r = stats_write_status(d->conf.status_file, &s.doc);
-		if (r < 0 && !d->status_error_logged)
-			log_warning("cannot write the status file '%s': %s, ignoring",
-				    d->conf.status_file, strerror(-r));
-		d->status_error_logged = r < 0;
-		d->next_status_ns = now + d->conf.status_interval * NSEC_PER_SEC;
-	}
-	snapshot_free(&s);
-}
-
-static void test_rate_line(struct daemon *d, bool final)
-{
-	uint64_t now = now_ns(), dt = now - d->test_last_ns, passed = 0, failed = 0;
-	double rate;
-
-	for (size_t i = 0; i < source_set_size(d->set); i++) {
-		struct source_stats s;
-
-		source_get_stats(source_set_get(d->set, i), &s);
-		passed += s.blocks_passed;
-		failed += s.blocks_tested - s.blocks_passed;
-	}
-	if (final) {
-		dt = now - d->test_start_ns;
-		rate = dt ? (double)d->test_bytes * 1e9 / (double)dt : 0;
-		log_notice("test summary: %" PRIu64 " bytes passed FIPS 140-2 in %.1f s (%.1f kB/s); "
-			   "blocks %" PRIu64 " passed, %" PRIu64 " failed",
-			   d->test_bytes, (double)dt / 1e9, rate / 1000, passed, failed);
-		return;
-	}
-	rate = dt ? (double)(d->test_bytes - d->test_last_bytes) * 1e9 / (double)dt : 0;
-	log_notice("test: %.1f kB/s; blocks %" PRIu64 " passed, %" PRIu64 " failed", rate / 1000,
-		   passed, failed);
-	d->test_last_ns = now;
-	d->test_last_bytes = d->test_bytes;
-}
-
 /* Every source thread healthy or deliberately idle: may we pet the watchdog? */
 static bool all_healthy(struct daemon *d, uint64_t now)
 {
@@ -576,9 +433,9 @@ static void tick(struct daemon *d)
 	uint64_t now = now_ns();
 
 	if (d->mode == DAEMON_TEST)
-		test_rate_line(d, false);
+		daemon_test_rate_line(d, false);
 	if (d->conf.stats_interval && now >= d->next_stats_ns) {
-		stats_line(d);
+		daemon_stats_line(d);
 		d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
 	}
 	if (!d->ready_sent && now >= d->ready_deadline_ns && d->mode == DAEMON_FEED) {
@@ -594,7 +451,7 @@ static void tick(struct daemon *d)
 		notify_watchdog(all_healthy(d, now));
 		d->next_watchdog_ns = now + d->watchdog_ns / 2;
 	}
-	update_status(d, false);
+	daemon_update_status(d, false);
 	if (tick_period(d) != d->tick_ns)
 		reset_tick(d);
 }
@@ -652,7 +509,7 @@ static int reload(struct daemon *d)
 		 "configuration reloaded: %zu source(s)", usable_sources(d));
 done:
 	notify_ready();
-	update_status(d, true);
+	daemon_update_status(d, true);
 	return 0;
 }
 
@@ -764,8 +621,8 @@ int daemon_run(struct daemon *d)
 					if (r < 0)
 						stop = true;
 				} else if (si.ssi_signo == SIGUSR1) {
-					stats_line(d);
-					update_status(d, true);
+					daemon_stats_line(d);
+					daemon_update_status(d, true);
 				}
 			}
 			if (stop)
@@ -802,7 +659,7 @@ int daemon_run(struct daemon *d)
 	}
 	notify_stopping();
 	if (d->mode == DAEMON_TEST)
-		test_rate_line(d, true);
+		daemon_test_rate_line(d, true);
 	return r > 0 ? 0 : r;
 }
 

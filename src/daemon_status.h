@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the main loop (daemon.c) reports; main thread only, errors logged here. */
+#ifndef RNGD_DAEMON_STATUS_H
+#define RNGD_DAEMON_STATUS_H
+
+#include <stdbool.h>
+
+#include "daemon.h"
+
+/* SIGUSR1 and stats-interval: one statistics line for the feed, one per source. */
+void daemon_stats_line(struct daemon *d);
+/*
+ * STATUS= for systemd (sent only on change, at most once a second) and the status file
+ * (every status-interval, or now when force_file).
+ */
+void daemon_update_status(struct daemon *d, bool force_file);
+/* Test mode: the rate line of the last interval, or with final the summary of the run. */
+void daemon_test_rate_line(struct daemon *d, bool final);
+
+#endif
