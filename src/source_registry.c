@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini.h"
 #include "option.h"
 #include "source_internal.h"
 #include "util.h"
@@ -101,13 +102,8 @@ static bool valid_instance(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n < 1 || n > INSTANCE_MAX)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-			return false;
-	return true;
+	/* The characters of a configuration key. */
+	return n <= INSTANCE_MAX && ini_valid_key(s);
 }
 
 int source_check_section(const struct conf_section *s, const struct conf_kv **bad, char *why,
