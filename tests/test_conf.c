@@ -283,7 +283,7 @@ static void test_bad_lines(void **state)
 		{ "[rngd]\n# \xe2\x82", "t.conf:2: invalid UTF-8" },
 		{ "[rngd]\n# \xff\n", "t.conf:2: invalid UTF-8" },
 		{ "\xef\xbb[rngd]\n", "t.conf:1: invalid UTF-8" },
-		/* Source sections, checked by the source code (here the fake). */
+		/* Source sections, checked by source_check_section() and the real schemas. */
 		{ "[source nosuch]\n", "t.conf:1: unknown source 'nosuch'" },
 		{ "[rngd]\n[source hwrng:0]\n", "t.conf:2: source 'hwrng' takes no instance name" },
 		{ "[source file]\npath = /x\n",
