@@ -200,8 +200,11 @@ static void apply_override(struct conf *c, const char *arg)
 }
 
 #ifdef SOURCE_LATENCY_EMU
-/* A C3 Nehemiah, stepping 8 (C5P: two noise sources, MSR 0x110B), as test_via.c poses. */
-static void emu_cpuid(uint32_t leaf, struct via_cpuid_regs *r)
+/*
+ * A C3 Nehemiah, stepping 8 (C5P: two noise sources, MSR 0x110B), as test_via.c poses.
+ * Defined here, it replaces the real CPUID of src/sources/via_cpuid.c at link time.
+ */
+void via_cpuid(uint32_t leaf, struct via_cpuid_regs *r)
 {
 	static const char vendor[12] = "CentaurHauls";
 
@@ -244,7 +247,6 @@ static void emu_setup(struct conf *c)
 	r = xemu_install();
 	if (r < 0)
 		die(EXIT_UNAVAILABLE, "xstore emulation needs x86 (i386/x86_64): %s", strerror(-r));
-	via_cpuid = emu_cpuid;
 	snprintf(emu_msr_path, sizeof(emu_msr_path), "/tmp/source-latency-msr.XXXXXX");
 	fd = mkostemp(emu_msr_path, O_CLOEXEC);
 	if (fd < 0)

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef HAVE_SYSTEMD
 #include <systemd/sd-journal.h>
+#endif
 #include <unistd.h>
 
 #include "log.h"
@@ -124,6 +126,7 @@ static void emit(int level, const char *source, const char *event, const char *m
 		msg = summary;
 	}
 
+#ifdef HAVE_SYSTEMD
 	if (target == LOG_TARGET_JOURNAL) {
 		char f_prio[32], f_src[96], f_ev[96], f_id[64];
 		/* sd_journal_send() needs a fixed argument list: unused fields repeat PRIORITY. */
@@ -138,6 +141,8 @@ static void emit(int level, const char *source, const char *event, const char *m
 			return;
 		/* journald unreachable: fall back to stderr. */
 	}
+#endif
+	/* Built --without-systemd, the journal target is plain stderr lines too. */
 	fprintf(stderr, "%s: %s%s%s\n", ident ? ident : program_invocation_short_name,
 		source ? source : "", source ? ": " : "", msg);
 }

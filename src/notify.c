@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef HAVE_SYSTEMD
 #include <systemd/sd-daemon.h>
+#endif
 
 #include "notify.h"
 
@@ -28,6 +30,7 @@ static bool under_systemd(void)
 	return e && *e;
 }
 
+#ifdef HAVE_SYSTEMD
 /* sd_notify() returns > 0 when sent, 0 when NOTIFY_SOCKET is unset, -errno on failure. */
 static int send_msg(const char *msg)
 {
@@ -40,6 +43,13 @@ static int send_msg(const char *msg)
 		return r;
 	return r > 0 ? 1 : 0;
 }
+#else
+/* Built --without-systemd: the protocol is compiled out and nothing is ever sent. */
+static int send_msg(const char *msg)
+{
+	return 0;
+}
+#endif
 
 void notify_init(void)
 {
@@ -127,13 +137,6 @@ int notify_status_flush(uint64_t now)
 	return send_status(text, now);
 }
 
-uint64_t notify_status_due(void)
-{
-	if (!st.has_pending)
-		return 0;
-	return st.last_ns + NOTIFY_STATUS_INTERVAL_NS;
-}
-
 int notify_watchdog(bool healthy)
 {
 	if (!healthy)
@@ -143,6 +146,7 @@ int notify_watchdog(bool healthy)
 
 int notify_watchdog_usec(uint64_t *ret_usec)
 {
+#ifdef HAVE_SYSTEMD
 	uint64_t usec = 0;
 	int r;
 
@@ -151,6 +155,9 @@ int notify_watchdog_usec(uint64_t *ret_usec)
 		return r;
 	*ret_usec = usec;
 	return 1;
+#else
+	return 0;
+#endif
 }
 
 int notify_reloading(void)

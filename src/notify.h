@@ -3,7 +3,8 @@
  * The service manager protocol (sd_notify(3)): READY, STATUS, WATCHDOG, RELOADING,
  * STOPPING. Main thread only. Every function is a no-op returning 0 when NOTIFY_SOCKET is
  * not set (not started by systemd). Functions return 1 when a message was sent, 0 when
- * nothing was sent, -errno when sending failed; they never log.
+ * nothing was sent, -errno when sending failed; they never log. Built --without-systemd,
+ * every function is a no-op.
  */
 #ifndef RNGD_NOTIFY_H
 #define RNGD_NOTIFY_H
@@ -41,12 +42,6 @@ int notify_status(uint64_t now, const char *fmt, ...) _printf_(2, 3);
 
 /* Send the pending STATUS if there is one and the interval has passed. */
 int notify_status_flush(uint64_t now);
-
-/*
- * Monotonic time at which a pending STATUS becomes due, or 0 when none is pending; for the
- * main loop's timer.
- */
-uint64_t notify_status_due(void);
 
 /*
  * WATCHDOG=1, but only when healthy is true: the caller passes whether the main loop runs

@@ -236,8 +236,8 @@ struct input {
  * available at once; stop early at end of file, on an error or on SIGINT/SIGTERM. A
  * deadline (monotonic ns, 0 for none) also cuts the wait short. Returns the bytes read.
  */
-static size_t read_some(struct input *in, uint8_t *buf, size_t *have, size_t min, size_t max,
-			uint64_t deadline)
+static size_t fill_input(struct input *in, uint8_t *buf, size_t *have, size_t min, size_t max,
+			 uint64_t deadline)
 {
 	size_t got = 0;
 
@@ -331,7 +331,7 @@ static size_t test_blocks(struct fips_ctx *ctx, struct stats *st, uint8_t *buf, 
 	return passed;
 }
 
-static int run(const struct opts *o, struct input *in, uint8_t *buf, uint64_t start_ns)
+static int test_input(const struct opts *o, struct input *in, uint8_t *buf, uint64_t start_ns)
 {
 	struct stats st = { 0 };
 	struct fips_ctx ctx;
@@ -345,7 +345,7 @@ static int run(const struct opts *o, struct input *in, uint8_t *buf, uint64_t st
 		fprintf(stderr, "rngtest: starting FIPS tests...\n");
 
 	/* In pipe mode rng-tools discards the first 32 bits and seeds with the next 32. */
-	st.bytes_in = read_some(in, buf, &have, seed, seed, 0);
+	st.bytes_in = fill_input(in, buf, &have, seed, seed, 0);
 	if (in->error) {
 		fprintf(stderr, "rngtest: error reading input: %s\n", strerror(-in->error));
 		return EXIT_INPUT;
@@ -371,8 +371,8 @@ static int run(const struct opts *o, struct input *in, uint8_t *buf, uint64_t st
 			want = MIN(want, o->block_stats - done % o->block_stats);
 
 		t0 = now_ns();
-		n = read_some(in, buf, &have, FIPS_BLOCK_BYTES, (size_t)want * FIPS_BLOCK_BYTES,
-			      next_timed);
+		n = fill_input(in, buf, &have, FIPS_BLOCK_BYTES, (size_t)want * FIPS_BLOCK_BYTES,
+			       next_timed);
 		t1 = now_ns();
 		if (n)
 			speed_add(&st.in, n * 8, t1 - t0);
@@ -456,7 +456,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rngtest: out of memory\n");
 		return EXIT_OS;
 	}
-	r = run(&o, &in, buf, start_ns);
+	r = test_input(&o, &in, buf, start_ns);
 	wipe(buf, (size_t)CHUNK_BLOCKS * FIPS_BLOCK_BYTES);
 	free(buf);
 	close(in.sigfd);

@@ -28,6 +28,8 @@ finish() {
 	exit 0
 }
 is_root() { [ "$(id -u)" = 0 ]; }
+# Whether configure turned FEATURE on (HAVE_SYSTEMD, ENABLE_SOURCE_VIA, ...): config.h says.
+built_with() { grep -q "^#define $1 1\$" "$top_builddir/config.h"; }
 have_sys_admin() { # CAP_SYS_ADMIN (bit 21) in our effective set
 	local eff
 	eff=$(awk '/^CapEff/ {print $2}' /proc/self/status)

@@ -75,6 +75,12 @@ x86_64 | i?86) ;;
 	;;
 esac
 
+if ! grep -q '^#define ENABLE_SOURCE_VIA 1$' "$top_builddir/config.h"; then
+	[ $failed = 0 ] || exit 1
+	echo "skip: the via source is compiled out (--disable-source-via)"
+	exit 77
+fi
+
 [ -x "$EMU" ] || { echo "FAIL: $EMU not built"; exit 1; }
 expect_rc "emulated via" 0 "$EMU" --count 2 --samples 3 via
 check_shape "emulated via" "$T/out" 2

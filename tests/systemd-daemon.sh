@@ -77,6 +77,10 @@ traced_pid() {
 # STOPPING, read from the listener's log and (feeding the kernel) from strace.
 test_notify_sequence() {
 	local mode args=() trace=() p st rc t0 thup tterm
+	if ! built_with HAVE_SYSTEMD; then
+		skip "notify sequence: rngd was built --without-systemd"
+		return
+	fi
 	write_conf "$T/n.conf" ""
 	if can_feed_hwrng; then
 		mode=kernel
@@ -230,6 +234,10 @@ EOF
 # parallel, in output mode (no privileges needed).
 test_watchdog_and_unset() {
 	local t0 tend pw ph pu pb rcw rch rcu rcb trace=() n last gap
+	if ! built_with HAVE_SYSTEMD; then
+		skip "watchdog and unset: rngd was built --without-systemd"
+		return
+	fi
 	write_conf "$T/w.conf" ""
 	mkfifo "$T/wedged"
 	sleep 30 >"$T/wedged" & # holds the FIFO open and never writes

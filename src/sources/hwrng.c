@@ -199,6 +199,12 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 	return 0;
 }
 
+int hwrng_not_compiled_in(const char *driver, char *why, size_t len)
+{
+	snprintf(why, len, "not compiled in (configured with --disable-source-%s)", driver);
+	return -EOPNOTSUPP;
+}
+
 int hwrng_probe(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
 {
 	const char *dev = source_opt_str(src, "device");

@@ -65,6 +65,12 @@ int hwrng_probe(struct source *src, const struct hwrng_profile *p, char *why, si
 int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, size_t len);
 
 /*
+ * probe and init of a profile left out by configure (--disable-source-DRIVER): says so in
+ * why and returns -EOPNOTSUPP, so that the source is absent and 'rngd -l' tells why.
+ */
+int hwrng_not_compiled_in(const char *driver, char *why, size_t len);
+
+/*
  * Check the backend option against profile p (virtio: "virtio_rng.*", caam: "rng-caam")
  * and, for a profile with a unit above 1, that read-size is a multiple of it.
  */

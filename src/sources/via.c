@@ -81,16 +81,7 @@ static int via_check(struct source *src, char *why, size_t len)
 	return 0;
 }
 
-#if defined(__i386__) || defined(__x86_64__)
-
-#include <cpuid.h>
-
-static void real_cpuid(uint32_t leaf, struct via_cpuid_regs *r)
-{
-	__cpuid(leaf, r->eax, r->ebx, r->ecx, r->edx);
-}
-
-void (*via_cpuid)(uint32_t leaf, struct via_cpuid_regs *r) = real_cpuid;
+#if defined(ENABLE_SOURCE_VIA) && (defined(__i386__) || defined(__x86_64__))
 
 /* Upper bound of one rep xstore, and the spare bytes it may write past ECX (OpenBSD: 7). */
 #define REP_MAX 4096
@@ -559,18 +550,15 @@ static ssize_t via_read(struct source *src, void *buf, size_t max)
 	return (ssize_t)got;
 }
 
-#else /* not x86 */
-
-static void no_cpuid(uint32_t leaf, struct via_cpuid_regs *r)
-{
-	memset(r, 0, sizeof(*r));
-}
-
-void (*via_cpuid)(uint32_t leaf, struct via_cpuid_regs *r) = no_cpuid;
+#else /* compiled out (--disable-source-via), or not x86: a stub that says so */
 
 static int via_probe(struct source *src, char *why, size_t len)
 {
+#ifdef ENABLE_SOURCE_VIA
 	snprintf(why, len, "not compiled in for this architecture");
+#else
+	snprintf(why, len, "not compiled in (configured with --disable-source-via)");
+#endif
 	return -EOPNOTSUPP;
 }
 

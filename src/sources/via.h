@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The VIA / Centaur / Zhaoxin PadLock RNG source (src/sources/via.c): its descriptor, the
- * layout of MSR 0x110B as the driver uses it, and the CPUID test seam.
+ * layout of MSR 0x110B as the driver uses it, and its CPUID (a link-time test seam).
  */
 #ifndef RNGD_SOURCES_VIA_H
 #define RNGD_SOURCES_VIA_H
@@ -36,9 +36,10 @@ struct via_cpuid_regs {
 };
 
 /*
- * The CPUID the driver uses. Defaults to the real instruction on x86 (all zeros
- * elsewhere); tests replace it to pose as any CPU.
+ * CPUID leaf (sub-leaf 0) into *r: the real instruction (x86 only, src/sources/via_cpuid.c,
+ * alone in its object file). Tests and the emulating benchmark define their own via_cpuid()
+ * to pose as any CPU, and the linker then leaves the real one out.
  */
-extern void (*via_cpuid)(uint32_t leaf, struct via_cpuid_regs *r);
+void via_cpuid(uint32_t leaf, struct via_cpuid_regs *r);
 
 #endif
