@@ -61,13 +61,24 @@ static void drain_fd(int fd)
 	}
 }
 
+/* Whether the sink is an output (file, FIFO, stdout) rather than the kernel. */
+static bool output_sink(const struct daemon *d)
+{
+	return d->sink && sink_is_output(d->sink);
+}
+
+static bool legacy_kernel(const struct daemon *d)
+{
+	return d->sink && sink_generation(d->sink) == KERNEL_LEGACY;
+}
+
 static const char *sink_kind(const struct daemon *d)
 {
-	if (!d->sink_open)
+	if (!d->sink)
 		return "none";
-	if (d->sink.output_mode)
+	if (output_sink(d))
 		return "output";
-	return d->sink.gen == KERNEL_LEGACY ? "legacy kernel" : "kernel";
+	return legacy_kernel(d) ? "legacy kernel" : "kernel";
 }
 
 /* The tick serves the test-mode rate line, the status file, statistics and the watchdog. */
@@ -115,8 +126,7 @@ static int setup_pool(struct daemon *d)
 static void setup_ring(struct daemon *d, struct source_set *set)
 {
 	d->batch = 1;
-	if (d->mode == DAEMON_TEST || d->mode == DAEMON_DUMP ||
-	    (d->sink_open && d->sink.output_mode)) {
+	if (d->mode == DAEMON_TEST || d->mode == DAEMON_DUMP || output_sink(d)) {
 		source_set_ring_blocks(set, STREAM_RING_BLOCKS);
 		d->batch = STREAM_RING_BLOCKS / 2;
 	}
@@ -125,9 +135,9 @@ static void setup_ring(struct daemon *d, struct source_set *set)
 static void setup_policy(struct daemon *d, bool keep_history)
 {
 	struct feed_policy old = d->policy;
-	bool output = d->mode == DAEMON_DUMP || (d->sink_open && d->sink.output_mode);
+	bool output = d->mode == DAEMON_DUMP || output_sink(d);
 
-	feed_policy_init(&d->policy, d->sink_open ? d->sink.gen : KERNEL_MODERN,
+	feed_policy_init(&d->policy, d->sink ? sink_generation(d->sink) : KERNEL_MODERN,
 			 d->conf.feed_interval * NSEC_PER_SEC, (size_t)d->conf.feed_bytes, output);
 	if (keep_history) {
 		d->policy.fed_once = old.fed_once;
@@ -144,7 +154,6 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 
 	memset(d, 0, sizeof(*d));
 	d->sig_fd = d->wake_fd = d->timer_fd = d->tick_fd = -1;
-	d->sink.fd = -1;
 	d->timer_at = UINT64_MAX;
 	conf_init(&d->conf, source_check_section);
 	d->mode = mode;
@@ -159,15 +168,14 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 			log_error("cannot open '%s': %s", conf->random_device, strerror(-r));
 			goto fail;
 		}
-		d->sink_open = true;
-		if (mode == DAEMON_ONCE && d->sink.output_mode) {
+		if (mode == DAEMON_ONCE && output_sink(d)) {
 			log_error("--once feeds the kernel: '%s' is not a random device",
 				  conf->random_device);
 			r = -EINVAL;
 			goto fail;
 		}
-		if (!d->sink.output_mode) {
-			r = sink_check_access(&d->sink);
+		if (!output_sink(d)) {
+			r = sink_check_access(d->sink);
 			if (r == -EPERM) {
 				log_error("cannot feed the kernel: no CAP_SYS_ADMIN (in a container?); "
 					  "'rngd -t' tests the sources without feeding");
@@ -178,11 +186,11 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 					  conf->random_device, strerror(-r));
 				goto fail;
 			}
-			if (d->sink.gen == KERNEL_LEGACY) {
+			if (legacy_kernel(d)) {
 				unsigned int wm = conf->watermark ? (unsigned int)conf->watermark
 								  : 4096 * 3 / 4;
 
-				r = sink_set_watermark(&d->sink, wm);
+				r = sink_set_watermark(d->sink, wm);
 				if (r < 0)
 					log_warning("cannot set write_wakeup_threshold to %u: %s, ignoring",
 						    wm, strerror(-r));
@@ -269,8 +277,7 @@ int daemon_start(struct daemon *d)
 	reset_tick(d);
 	log_full(LOG_INFO, NULL, "started", DAEMON_MESSAGE_STARTED,
 		 "started: %zu source(s), sink %s%s", usable_sources(d), sink_kind(d),
-		 d->sink_open && !d->sink.output_mode && !d->crng_ready ? ", CRNG not ready yet"
-									  : "");
+		 d->sink && !output_sink(d) && !d->crng_ready ? ", CRNG not ready yet" : "");
 	return 0;
 }
 
@@ -290,7 +297,7 @@ static size_t fresh_available(struct daemon *d, uint64_t now)
  */
 static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 {
-	bool kernel = d->sink_open && !d->sink.output_mode;
+	bool kernel = d->sink && !output_sink(d);
 	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
 	struct iovec iov[FEED_IOV];
 	size_t total = 0;
@@ -311,10 +318,10 @@ static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 		if (kernel) {
 			for (size_t i = 0, off = 0; i < used; off += iov[i++].iov_len)
 				memcpy(d->buf + off, iov[i].iov_base, iov[i].iov_len);
-			r = sink_add_entropy(&d->sink, d->buf, k, (unsigned int)credit);
+			r = sink_add_entropy(d->sink, d->buf, k, (unsigned int)credit);
 			wipe(d->buf, k);
 		} else if (d->mode != DAEMON_TEST) {
-			r = sink_write_iov(&d->sink, iov, (int)used);
+			r = sink_write_iov(d->sink, iov, (int)used);
 		}
 		pool_consume(d->pool, r == 0);
 		if (r < 0)
@@ -345,10 +352,10 @@ static void set_feed_timer(struct daemon *d, uint64_t at_ns)
 static void fed_ok(struct daemon *d, uint64_t now, size_t fed)
 {
 	feed_done(&d->policy, now, fed);
-	if (!d->sink.output_mode) {
+	if (!output_sink(d)) {
 		d->c.feeds++;
 		d->c.last_feed = realtime_ns();
-		if (d->conf.reseed && d->crng_ready && sink_reseed(&d->sink) == 0)
+		if (d->conf.reseed && d->crng_ready && sink_reseed(d->sink) == 0)
 			d->c.reseeds++;
 		if (d->c.feeds == 1)
 			log_full(LOG_INFO, NULL, "first-feed", DAEMON_MESSAGE_FIRST_FEED,
@@ -381,20 +388,17 @@ static int feed_cycle(struct daemon *d)
 		fed = feed(d, SIZE_MAX, now);
 		return fed < 0 ? (int)fed : 0;
 	}
-	if (!d->crng_ready && !d->sink.output_mode)
+	if (!d->crng_ready && !output_sink(d))
 		d->crng_ready = sink_crng_ready();
 	st.crng_ready = d->crng_ready;
 	st.available = fresh_available(d, now);
-	if (!d->sink.output_mode && d->sink.gen == KERNEL_LEGACY) {
-		st.entropy_avail = sink_entropy_avail(&d->sink);
-		st.watermark = d->conf.watermark ? (unsigned int)d->conf.watermark : 4096 * 3 / 4;
-		st.writable = st.entropy_avail >= 0 && (unsigned int)st.entropy_avail < st.watermark;
-	}
+	sink_feed_state(d->sink, d->conf.watermark ? (unsigned int)d->conf.watermark : 4096 * 3 / 4,
+			&st);
 	want = feed_plan(&d->policy, &st, &next);
 	d->want_more = next <= now;
 	if (want > 0) {
 		fed = feed(d, want, now);
-		if (fed == -EPIPE && d->sink.output_mode) {
+		if (fed == -EPIPE && output_sink(d)) {
 			log_info("output closed by its reader; stopping");
 			return 1;
 		}
@@ -587,17 +591,17 @@ int daemon_run(struct daemon *d)
 			{ .fd = d->tick_fd, .events = POLLIN },
 			{ .fd = -1, .events = POLLOUT },
 		};
-		int timeout = -1;
+		int timeout = -1, sink_timeout;
 
-		/* Legacy kernels only, and only with data to give: POLLOUT says "feed me". */
-		if (d->sink_open && !d->sink.output_mode && d->sink.gen == KERNEL_LEGACY &&
-		    fresh_available(d, now_ns()) > 0)
-			p[4].fd = d->sink.fd;
+		/* What the sink waits for (legacy kernels: POLLOUT), only with data to give. */
+		sink_timeout =
+			sink_prepare_wait(d->sink, d->conf.feed_interval * NSEC_PER_SEC, &p[4]);
+		if (p[4].fd >= 0 && fresh_available(d, now_ns()) == 0)
+			p[4].fd = -1;
 		if (d->mode == DAEMON_ONCE)
 			timeout = 1000;
-		/* POLLOUT never without a timeout: a kernel may never report it (§1.4). */
 		if (p[4].fd >= 0)
-			timeout = (int)MIN(d->conf.feed_interval * 1000, (uint64_t)INT_MAX);
+			timeout = sink_timeout;
 		timeout = wait_timeout(d, timeout);
 		if (poll(p, ARRAY_SIZE(p), timeout) < 0) {
 			if (errno == EINTR)
@@ -628,6 +632,8 @@ int daemon_run(struct daemon *d)
 			if (stop)
 				break;
 		}
+		if (p[4].fd >= 0)
+			sink_wait_done(d->sink, p[4].revents);
 		if (p[1].revents & POLLIN)
 			drain_fd(d->wake_fd);
 		if (p[2].revents & POLLIN) {
@@ -645,7 +651,7 @@ int daemon_run(struct daemon *d)
 		}
 		if (no_source_left(d) && fresh_available(d, now_ns()) == 0) {
 			/* The source framework has said why, once. */
-			if (d->mode != DAEMON_TEST && !(d->sink_open && d->sink.output_mode))
+			if (d->mode != DAEMON_TEST && !output_sink(d))
 				r = -ENOENT;
 			log_info("no source left; stopping");
 			break;
@@ -675,9 +681,7 @@ void daemon_fini(struct daemon *d)
 		log_debug("a source thread is still in its driver's read; the exit ends it");
 	source_set_free(d->set);
 	d->set = NULL;
-	if (d->sink_open)
-		sink_close(&d->sink);
-	d->sink_open = false;
+	d->sink = sink_close(d->sink);
 	closep(&d->sig_fd);
 	closep(&d->wake_fd);
 	closep(&d->timer_fd);

@@ -50,8 +50,7 @@ struct daemon {
 	daemon_reload_fn reload;
 	void *reload_ctx;
 
-	struct sink sink;
-	bool sink_open;
+	struct sink *sink;	/* NULL in test mode */
 	struct feed_policy policy;
 	bool crng_ready;
 	bool ready_sent;

@@ -71,8 +71,8 @@ static int snapshot_take(struct daemon *d, struct snapshot *s)
 		.rngd_version = PACKAGE_VERSION,
 		.pid = getpid(),
 		.started = d->c.started,
-		.kernel_generation = d->sink_open && d->sink.gen == KERNEL_LEGACY ? "legacy"
-										  : "modern",
+		.kernel_generation = d->sink && sink_generation(d->sink) == KERNEL_LEGACY ? "legacy"
+											  : "modern",
 		.crng_ready = d->crng_ready,
 		.feeds = d->c.feeds,
 		.bytes_fed = d->c.bytes_fed,

@@ -54,6 +54,14 @@ _Static_assert(offsetof(struct pool_req, buf) == offsetof(struct rand_pool_info,
 _Static_assert(offsetof(struct pool_req, buf_size) == offsetof(struct rand_pool_info, buf_size),
 	       "struct pool_req must match struct rand_pool_info");
 
+struct sink {
+	int fd;
+	bool output_mode;	/* plain write(), no ioctls */
+	enum kernel_gen gen;
+	bool pollout;		/* legacy: the last wait saw POLLOUT */
+	char *procdir;		/* "/proc/sys/kernel/random", replaceable by tests */
+};
+
 static bool is_random_dev(const struct stat *st)
 {
 	return S_ISCHR(st->st_mode) && major(st->st_rdev) == MEM_MAJOR &&
@@ -80,18 +88,21 @@ static int open_output(const char *path, const struct stat *st, bool exists)
 
 static void grow_pipe(int fd);
 
-int sink_open(struct sink *s, const char *path, const char *procdir)
+int sink_open(struct sink **ret, const char *path, const char *procdir)
 {
+	struct sink *s;
 	struct stat st;
 	bool exists = true;
 	int r;
 
-	*s = (struct sink){ .fd = -1, .gen = KERNEL_MODERN };
 	if (!path)
 		return -EINVAL;
-	s->path = strdup(path);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (struct sink){ .fd = -1, .gen = KERNEL_MODERN };
 	s->procdir = strdup(procdir ? procdir : DEFAULT_PROCDIR);
-	if (!s->path || !s->procdir) {
+	if (!s->procdir) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -126,6 +137,7 @@ int sink_open(struct sink *s, const char *path, const char *procdir)
 				  s->procdir, strerror(-r));
 			s->gen = KERNEL_MODERN;
 		}
+		*ret = s;
 		return 0;
 	}
 
@@ -135,6 +147,7 @@ int sink_open(struct sink *s, const char *path, const char *procdir)
 		goto fail;
 	s->fd = r;
 	grow_pipe(s->fd);
+	*ret = s;
 	return 0;
 
 fail:
@@ -154,15 +167,24 @@ static void grow_pipe(int fd)
 		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 }
 
-void sink_close(struct sink *s)
+struct sink *sink_close(struct sink *s)
 {
 	if (!s)
-		return;
+		return NULL;
 	closep(&s->fd);
-	free(s->path);
-	s->path = NULL;
 	free(s->procdir);
-	s->procdir = NULL;
+	free(s);
+	return NULL;
+}
+
+bool sink_is_output(const struct sink *s)
+{
+	return s->output_mode;
+}
+
+enum kernel_gen sink_generation(const struct sink *s)
+{
+	return s->gen;
 }
 
 static int proc_path(const struct sink *s, const char *name, char *buf, size_t size)
@@ -353,47 +375,50 @@ int sink_reseed(struct sink *s)
 	return errno == ENODATA ? 0 : -errno;
 }
 
-int sink_wait_writable(struct sink *s, int timeout_ms)
+static bool waits_for_pollout(const struct sink *s)
 {
-	struct pollfd pfd = { .fd = s->fd, .events = POLLOUT };
-	int extra_fd = -1, r;
-	uint64_t deadline;
-	struct stat st;
+	return s && !s->output_mode && s->gen == KERNEL_LEGACY;
+}
 
-	if (timeout_ms < 0)
-		return -EINVAL;
+int sink_prepare_wait(const struct sink *s, uint64_t interval_ns, struct pollfd *pfd)
+{
+	*pfd = (struct pollfd){ .fd = -1, .events = POLLOUT };
 	/*
-	 * /dev/urandom has no poll handler and always reports writable; only /dev/random's
-	 * POLLOUT means anything, so poll that node for a sink opened on urandom.
+	 * Modern kernels never poll writable once the CRNG is ready: they are fed on the
+	 * timer. Outputs are written as blocks come, with blocking writes.
 	 */
-	if (!s->output_mode && fstat(s->fd, &st) == 0 && S_ISCHR(st.st_mode) &&
-	    minor(st.st_rdev) == URANDOM_MINOR) {
-		extra_fd = open(RANDOM_DEV, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (extra_fd < 0)
-			return -errno;
-		pfd.fd = extra_fd;
-	}
+	if (!waits_for_pollout(s))
+		return -1;
+	/*
+	 * /dev/urandom has no poll handler and always polls writable, so a legacy sink opened
+	 * on it wakes the loop at once; it has always been so (issue 12 revisits this wait).
+	 */
+	pfd->fd = s->fd;
+	/* Never without a timeout: a kernel may never report POLLOUT (§1.4). */
+	return (int)MIN(interval_ns / NSEC_PER_MSEC, (uint64_t)INT_MAX);
+}
 
-	deadline = now_ns() + (uint64_t)timeout_ms * NSEC_PER_MSEC;
-	for (;;) {
-		uint64_t t;
+int sink_wait_done(struct sink *s, short revents)
+{
+	s->pollout = false;
+	if (revents & POLLNVAL)
+		return -EBADF;
+	s->pollout = revents & (POLLOUT | POLLERR | POLLHUP);
+	return s->pollout;
+}
 
-		r = poll(&pfd, 1, timeout_ms);
-		if (r >= 0 || errno != EINTR)
-			break;
-		t = now_ns();
-		timeout_ms = t >= deadline
-				     ? 0
-				     : (int)((deadline - t + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
-	}
-	if (r < 0)
-		r = -errno;
-	else if (r > 0)
-		r = (pfd.revents & (POLLOUT | POLLERR | POLLHUP | POLLNVAL)) ? 1 : 0;
-	if (r > 0 && (pfd.revents & POLLNVAL))
-		r = -EBADF;
-	closep(&extra_fd);
-	return r;
+void sink_feed_state(struct sink *s, unsigned int watermark, struct feed_state *st)
+{
+	if (!waits_for_pollout(s))
+		return;
+	st->entropy_avail = sink_entropy_avail(s);
+	st->watermark = watermark;
+	/*
+	 * The kernel's count decides, not the POLLOUT of the last wait (s->pollout): a known
+	 * count overrides it in feed_plan() anyway, and an unknown one counts as not writable.
+	 * That is how the loop has always fed legacy kernels; issue 12 revisits it here.
+	 */
+	st->writable = st->entropy_avail >= 0 && (unsigned int)st->entropy_avail < watermark;
 }
 
 /* Feeding policy. */

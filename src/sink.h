@@ -8,6 +8,7 @@
 #ifndef RNGD_SINK_H
 #define RNGD_SINK_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -18,21 +19,22 @@ enum kernel_gen {
 	KERNEL_LEGACY,		/* poolsize 4096: POLLOUT below the write-wakeup threshold */
 };
 
-struct sink {
-	int fd;
-	bool output_mode;	/* plain write(), no ioctls */
-	enum kernel_gen gen;
-	char *path;
-	char *procdir;		/* "/proc/sys/kernel/random", replaceable by tests */
-};
+/* An open sink; opaque, owned by the main thread. */
+struct sink;
 
 /*
- * Open path. A character device with the random driver's numbers (1:8, 1:9) makes a kernel
- * sink; anything else (regular file, FIFO, /dev/stdout) an output sink. "-" is stdout.
- * procdir NULL means /proc/sys/kernel/random. 0 or -errno.
+ * Open path into a new sink, *ret (left untouched on failure). A character device with the
+ * random driver's numbers (1:8, 1:9) makes a kernel sink; anything else (regular file, FIFO,
+ * /dev/stdout) an output sink. "-" is stdout. procdir NULL means /proc/sys/kernel/random.
+ * 0 or -errno.
  */
-int sink_open(struct sink *s, const char *path, const char *procdir);
-void sink_close(struct sink *s);
+int sink_open(struct sink **ret, const char *path, const char *procdir);
+/* Close and free s (NULL is fine). Returns NULL, for s = sink_close(s). */
+struct sink *sink_close(struct sink *s);
+/* Whether s writes to an output (file, FIFO, stdout): plain writes, no ioctls, no credit. */
+bool sink_is_output(const struct sink *s);
+/* The random driver's generation behind a kernel sink; KERNEL_MODERN for an output. */
+enum kernel_gen sink_generation(const struct sink *s);
 
 /* Kernel generation from procdir/poolsize (4096 legacy, else modern). */
 int sink_detect_generation(const char *procdir, enum kernel_gen *ret);
@@ -65,8 +67,22 @@ int sink_write_iov(struct sink *s, struct iovec *iov, int cnt);
 int sink_check_access(struct sink *s);
 /* RNDRESEEDCRNG; ENODATA (CRNG not ready) is not an error. 0 or -errno. */
 int sink_reseed(struct sink *s);
-/* Wait up to timeout_ms for /dev/random to poll writable: 1 writable, 0 timeout, -errno. */
-int sink_wait_writable(struct sink *s, int timeout_ms);
+
+/*
+ * The main loop's wait on the sink, the one place that knows when the kernel is worth
+ * polling. Before poll(): sets *pfd to what to wait for (fd -1: nothing; s NULL is no sink)
+ * and returns the longest the loop may then sleep in ms, -1 for no limit of the sink's.
+ * Only a legacy kernel sink waits, for POLLOUT ("below the write-wakeup threshold"), and
+ * never longer than interval_ns, the feed interval. The loop skips the wait when it has
+ * nothing to give.
+ */
+int sink_prepare_wait(const struct sink *s, uint64_t interval_ns, struct pollfd *pfd);
+/*
+ * After poll(): revents of the pollfd from sink_prepare_wait(). Returns 1 when the kernel
+ * asks to be fed (POLLOUT, or POLLERR/POLLHUP: a write will tell), 0 when not, -EBADF on
+ * POLLNVAL.
+ */
+int sink_wait_done(struct sink *s, short revents);
 
 /*
  * Feeding policy. The main loop asks feed_plan() what to do now; it returns how many
@@ -95,6 +111,13 @@ struct feed_state {
 	unsigned int watermark;		/* legacy: bits */
 	size_t available;		/* fresh tested bytes waiting in the sources */
 };
+
+/*
+ * The kernel's side of st for feed_plan(): on a legacy kernel sink, entropy_avail (-errno
+ * when unknown), watermark (bits, the threshold the daemon set) and writable; nothing
+ * otherwise.
+ */
+void sink_feed_state(struct sink *s, unsigned int watermark, struct feed_state *st);
 
 void feed_policy_init(struct feed_policy *p, enum kernel_gen gen, uint64_t interval_ns,
 		      size_t feed_bytes, bool output_mode);

@@ -217,6 +217,37 @@ static void rm_tmpdir(void)
 	rmdir(tmpdir);
 }
 
+/*
+ * The descriptor above 2 that names path (/proc/self/fd), -1 if none: what the sink opened.
+ * The sink is opaque; this is how a test sees its descriptor.
+ */
+static int fd_of(const char *path)
+{
+	char link[64], target[PATH_MAX];
+
+	for (int fd = 3; fd < 1024; fd++) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, path) == 0)
+			return fd;
+	}
+	return -1;
+}
+
+/* The newest descriptor (the highest one open above 2), -1 if none. */
+static int newest_fd(void)
+{
+	for (int fd = 1023; fd > 2; fd--)
+		if (fcntl(fd, F_GETFD) >= 0)
+			return fd;
+	return -1;
+}
+
 static void fill(uint8_t *buf, size_t n, unsigned int seed)
 {
 	for (size_t i = 0; i < n; i++)
@@ -644,29 +675,34 @@ static void test_policy_boot(void **state)
 
 static void test_open_kernel_modern(void **state)
 {
-	struct sink s;
+	struct sink *s = NULL;
+	int fd;
 
 	make_tmpdir();
 	put_file("poolsize", "256");
 	assert_int_equal(sink_open(&s, "/dev/random", tmpdir), 0);
-	assert_false(s.output_mode);
-	assert_int_equal(s.gen, KERNEL_MODERN);
-	assert_true(s.fd > 2);
-	assert_true(fcntl(s.fd, F_GETFD) & FD_CLOEXEC);
-	assert_int_equal(fcntl(s.fd, F_GETFL) & O_ACCMODE, O_RDWR);
-	assert_string_equal(s.path, "/dev/random");
-	assert_string_equal(s.procdir, tmpdir);
-	sink_close(&s);
-	assert_int_equal(s.fd, -1);
-	assert_null(s.path);
-	sink_close(&s); /* twice is fine */
+	assert_false(sink_is_output(s));
+	assert_int_equal(sink_generation(s), KERNEL_MODERN);
+	fd = fd_of("/dev/random");
+	assert_true(fd > 2);
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	s = sink_close(s);
+	assert_int_equal(fd_of("/dev/random"), -1);
+	assert_null(s);
+	sink_close(s); /* twice is fine */
+
+	/* procdir is where the generation is read */
+	put_file("poolsize", "4096");
+	assert_int_equal(sink_open(&s, "/dev/random", tmpdir), 0);
+	assert_int_equal(sink_generation(s), KERNEL_LEGACY);
+	s = sink_close(s);
 
 	/* default procdir: this kernel is modern */
 	assert_int_equal(sink_open(&s, "/dev/urandom", NULL), 0);
-	assert_false(s.output_mode);
-	assert_int_equal(s.gen, KERNEL_MODERN);
-	assert_string_equal(s.procdir, "/proc/sys/kernel/random");
-	sink_close(&s);
+	assert_false(sink_is_output(s));
+	assert_int_equal(sink_generation(s), KERNEL_MODERN);
+	s = sink_close(s);
 
 	/* a symlink to /dev/random is followed */
 	{
@@ -675,8 +711,8 @@ static void test_open_kernel_modern(void **state)
 		tmp_path(link, sizeof(link), "link");
 		assert_int_equal(symlink("/dev/random", link), 0);
 		assert_int_equal(sink_open(&s, link, tmpdir), 0);
-		assert_false(s.output_mode);
-		sink_close(&s);
+		assert_false(sink_is_output(s));
+		s = sink_close(s);
 	}
 	rm_tmpdir();
 }
@@ -684,7 +720,7 @@ static void test_open_kernel_modern(void **state)
 static void test_generation(void **state)
 {
 	enum kernel_gen g = KERNEL_LEGACY;
-	struct sink s;
+	struct sink *s;
 	char path[128], buf[32];
 
 	assert_int_equal(sink_detect_generation("/proc/sys/kernel/random", &g), 0);
@@ -694,8 +730,8 @@ static void test_generation(void **state)
 	assert_int_equal(sink_detect_generation(tmpdir, &g), -ENOENT);
 	/* no poolsize: a kernel sink still opens, as modern */
 	assert_int_equal(sink_open(&s, "/dev/random", tmpdir), 0);
-	assert_int_equal(s.gen, KERNEL_MODERN);
-	sink_close(&s);
+	assert_int_equal(sink_generation(s), KERNEL_MODERN);
+	s = sink_close(s);
 
 	put_file("poolsize", "junk");
 	g = KERNEL_LEGACY;
@@ -707,21 +743,21 @@ static void test_generation(void **state)
 	assert_int_equal(sink_detect_generation(tmpdir, &g), 0);
 	assert_int_equal(g, KERNEL_LEGACY);
 	assert_int_equal(sink_open(&s, "/dev/random", tmpdir), 0);
-	assert_int_equal(s.gen, KERNEL_LEGACY);
-	assert_int_equal(sink_set_watermark(&s, 3072), 0);
+	assert_int_equal(sink_generation(s), KERNEL_LEGACY);
+	assert_int_equal(sink_set_watermark(s, 3072), 0);
 	tmp_path(path, sizeof(path), "write_wakeup_threshold");
 	assert_int_equal(read_text_file(path, buf, sizeof(buf)), 4);
 	assert_string_equal(buf, "3072");
 
 	io.fake = true;
 	io.entcnt = 1234;
-	assert_int_equal(sink_entropy_avail(&s), 1234);
+	assert_int_equal(sink_entropy_avail(s), 1234);
 	assert_true(io.last_req == RNDGETENTCNT);
 	io.entcnt = -5;
-	assert_int_equal(sink_entropy_avail(&s), 0);
+	assert_int_equal(sink_entropy_avail(s), 0);
 	io.errnos[io.other_calls % MAX_SCRIPT] = ENOTTY;
-	assert_int_equal(sink_entropy_avail(&s), -ENOTTY);
-	sink_close(&s);
+	assert_int_equal(sink_entropy_avail(s), -ENOTTY);
+	s = sink_close(s);
 
 	put_file("poolsize", "256");
 	assert_int_equal(sink_detect_generation(tmpdir, &g), 0);
@@ -731,88 +767,88 @@ static void test_generation(void **state)
 
 static void test_entropy_avail_real(void **state)
 {
-	struct sink s;
+	struct sink *s;
 
 	assert_int_equal(sink_open(&s, "/dev/random", NULL), 0);
 	/* RNDGETENTCNT needs no privilege; on a ready modern kernel it is 256 */
 	if (sink_crng_ready())
-		assert_int_equal(sink_entropy_avail(&s), 256);
+		assert_int_equal(sink_entropy_avail(s), 256);
 	else
-		assert_true(sink_entropy_avail(&s) >= 0);
-	sink_close(&s);
+		assert_true(sink_entropy_avail(s) >= 0);
+	s = sink_close(s);
 }
 
 static void test_add_entropy_real(void **state)
 {
 	uint8_t buf[64];
-	struct sink s;
+	struct sink *s;
 	bool ready;
 
 	if (!need_sys_admin("RNDADDENTROPY against the kernel"))
 		return;
 	ready = sink_crng_ready();
 	assert_int_equal(sink_open(&s, "/dev/random", NULL), 0);
-	assert_int_equal(s.gen, KERNEL_MODERN);
+	assert_int_equal(sink_generation(s), KERNEL_MODERN);
 	assert_true(ready); /* this machine boots with the CRNG ready */
 
 	/* Random bytes (credit only counts before readiness, and they are real entropy). */
 	assert_int_equal(getrandom(buf, sizeof(buf), 0), sizeof(buf));
-	assert_int_equal(sink_add_entropy(&s, buf, sizeof(buf), 512), 0);
+	assert_int_equal(sink_add_entropy(s, buf, sizeof(buf), 512), 0);
 	assert_int_equal(io.calls, 1);
 	assert_int_equal(io.count, 512);
 	assert_int_equal(io.size, 64);
 	assert_memory_equal(io.data, buf, sizeof(buf));
 
 	/* more credit than 8 bits per byte is clamped before the kernel sees it */
-	assert_int_equal(sink_add_entropy(&s, buf, 16, 100000), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 16, 100000), 0);
 	assert_int_equal(io.count, 128);
 	assert_int_equal(io.size, 16);
-	assert_int_equal(sink_add_entropy(&s, buf, 3, UINT_MAX), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 3, UINT_MAX), 0);
 	assert_int_equal(io.count, 24);
 	assert_int_equal(io.size, 3);
 	/* zero credit is fine (mix only) */
-	assert_int_equal(sink_add_entropy(&s, buf, 64, 0), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 64, 0), 0);
 	assert_int_equal(io.count, 0);
 
-	assert_int_equal(sink_reseed(&s), 0);
+	assert_int_equal(sink_reseed(s), 0);
 	assert_true(io.last_req == RNDRESEEDCRNG);
-	sink_close(&s);
+	s = sink_close(s);
 
 	/* the same ioctls work on /dev/urandom */
 	assert_int_equal(sink_open(&s, "/dev/urandom", NULL), 0);
-	assert_int_equal(sink_add_entropy(&s, buf, sizeof(buf), 512), 0);
-	assert_int_equal(sink_reseed(&s), 0);
-	sink_close(&s);
+	assert_int_equal(sink_add_entropy(s, buf, sizeof(buf), 512), 0);
+	assert_int_equal(sink_reseed(s), 0);
+	s = sink_close(s);
 	wipe(buf, sizeof(buf));
 }
 
 static void test_add_entropy_large_real(void **state)
 {
 	static uint8_t buf[5000];
-	struct sink s;
+	struct sink *s;
 
 	if (!need_sys_admin("large RNDADDENTROPY against the kernel"))
 		return;
 	assert_int_equal(getrandom(buf, sizeof(buf), 0), sizeof(buf));
 	assert_int_equal(sink_open(&s, "/dev/random", NULL), 0);
 	/* beyond the stack buffer: a heap request, same layout */
-	assert_int_equal(sink_add_entropy(&s, buf, sizeof(buf), 50000), 0);
+	assert_int_equal(sink_add_entropy(s, buf, sizeof(buf), 50000), 0);
 	assert_int_equal(io.size, 5000);
 	assert_int_equal(io.count, 40000);
 	assert_memory_equal(io.data, buf, sizeof(buf));
 	/* exactly the stack buffer */
-	assert_int_equal(sink_add_entropy(&s, buf, 2500, 8), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 2500, 8), 0);
 	assert_int_equal(io.size, 2500);
 	assert_int_equal(io.count, 8);
 	assert_memory_equal(io.data, buf, 2500);
-	sink_close(&s);
+	s = sink_close(s);
 	wipe(buf, sizeof(buf));
 }
 
 static void test_add_entropy_faked(void **state)
 {
 	uint8_t buf[100];
-	struct sink s;
+	struct sink *s;
 
 	fill(buf, sizeof(buf), 7);
 	assert_int_equal(sink_open(&s, "/dev/random", NULL), 0);
@@ -820,14 +856,14 @@ static void test_add_entropy_faked(void **state)
 
 	/* EPERM: no CAP_SYS_ADMIN, not retried */
 	io.errnos[0] = EPERM;
-	assert_int_equal(sink_add_entropy(&s, buf, 64, 512), -EPERM);
+	assert_int_equal(sink_add_entropy(s, buf, 64, 512), -EPERM);
 	assert_int_equal(io.calls, 1);
 
 	/* EFAULT once: retried, succeeds */
 	reset_fakes(NULL);
 	io.fake = true;
 	io.errnos[0] = EFAULT;
-	assert_int_equal(sink_add_entropy(&s, buf, 64, 512), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 64, 512), 0);
 	assert_int_equal(io.calls, 2);
 	assert_int_equal(io.count, 512);
 	assert_int_equal(io.size, 64);
@@ -838,42 +874,42 @@ static void test_add_entropy_faked(void **state)
 	io.fake = true;
 	io.errnos[0] = EFAULT;
 	io.errnos[1] = EFAULT;
-	assert_int_equal(sink_add_entropy(&s, buf, 64, 512), -EFAULT);
+	assert_int_equal(sink_add_entropy(s, buf, 64, 512), -EFAULT);
 	assert_int_equal(io.calls, 2);
 
 	/* other errors are returned as they are, once */
 	reset_fakes(NULL);
 	io.fake = true;
 	io.errnos[0] = EINVAL;
-	assert_int_equal(sink_add_entropy(&s, buf, 64, 512), -EINVAL);
+	assert_int_equal(sink_add_entropy(s, buf, 64, 512), -EINVAL);
 	assert_int_equal(io.calls, 1);
 
 	/* clamping, seen by the spy */
 	reset_fakes(NULL);
 	io.fake = true;
-	assert_int_equal(sink_add_entropy(&s, buf, 100, 801), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 100, 801), 0);
 	assert_int_equal(io.count, 800);
 	assert_int_equal(io.size, 100);
-	assert_int_equal(sink_add_entropy(&s, buf, 1, 9), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 1, 9), 0);
 	assert_int_equal(io.count, 8);
-	assert_int_equal(sink_add_entropy(&s, buf, 100, 799), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 100, 799), 0);
 	assert_int_equal(io.count, 799);
 
 	/* nothing to add, or more than buf_size (an int) can say: no ioctl */
 	reset_fakes(NULL);
 	io.fake = true;
-	assert_int_equal(sink_add_entropy(&s, buf, 0, 0), 0);
-	assert_int_equal(sink_add_entropy(&s, buf, (size_t)INT_MAX + 1, 0), -EINVAL);
+	assert_int_equal(sink_add_entropy(s, buf, 0, 0), 0);
+	assert_int_equal(sink_add_entropy(s, buf, (size_t)INT_MAX + 1, 0), -EINVAL);
 	assert_int_equal(io.calls, 0);
 
 	/* reseed: ENODATA (not ready yet) is fine, other errors are not */
 	io.errnos[0] = ENODATA;
-	assert_int_equal(sink_reseed(&s), 0);
+	assert_int_equal(sink_reseed(s), 0);
 	io.errnos[1] = EPERM;
-	assert_int_equal(sink_reseed(&s), -EPERM);
-	assert_int_equal(sink_reseed(&s), 0);
+	assert_int_equal(sink_reseed(s), -EPERM);
+	assert_int_equal(sink_reseed(s), 0);
 	assert_int_equal(io.other_calls, 3);
-	sink_close(&s);
+	s = sink_close(s);
 }
 
 /* In a child without CAP_SYS_ADMIN in its effective set, the kernel answers EPERM. */
@@ -888,7 +924,7 @@ static void test_eperm_real(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		uint8_t buf[64] = { 0 };
-		struct sink s;
+		struct sink *s;
 		int r;
 
 		capng_get_caps_process();
@@ -899,15 +935,15 @@ static void test_eperm_real(void **state)
 			_exit(11);
 		if (sink_open(&s, "/dev/random", NULL) < 0)
 			_exit(12);
-		r = sink_add_entropy(&s, buf, sizeof(buf), 0);
+		r = sink_add_entropy(s, buf, sizeof(buf), 0);
 		if (r != -EPERM)
 			_exit(13);
-		if (sink_reseed(&s) != -EPERM)
+		if (sink_reseed(s) != -EPERM)
 			_exit(14);
 		/* RNDGETENTCNT needs no privilege */
-		if (sink_entropy_avail(&s) < 0)
+		if (sink_entropy_avail(s) < 0)
 			_exit(15);
-		sink_close(&s);
+		s = sink_close(s);
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -934,57 +970,63 @@ static void test_crng_ready(void **state)
 	assert_false(sink_crng_ready());
 }
 
-static void test_wait_writable(void **state)
+/*
+ * The main loop's wait on the sink: only a legacy kernel sink asks for POLLOUT, never without
+ * a timeout (the feed interval); the sink decodes what poll() reported. (poll() itself, with
+ * its EINTR, is the loop's: one poll() over every descriptor.)
+ */
+static void test_wait(void **state)
 {
-	struct sink s;
+	struct pollfd pfd;
+	struct sink *s;
 
+	/* no sink (test mode): nothing to wait for */
+	assert_int_equal(sink_prepare_wait(NULL, 60 * SEC, &pfd), -1);
+	assert_int_equal(pfd.fd, -1);
+
+	/* modern kernels are fed on the timer: no POLLOUT, on either device */
 	assert_int_equal(sink_open(&s, "/dev/random", NULL), 0);
-	assert_int_equal(sink_wait_writable(&s, -1), -EINVAL);
-	assert_int_equal(sink_wait_writable(&s, INT_MIN), -EINVAL);
-	assert_int_equal(pl.calls, 0);
-	/* modern and ready: /dev/random never polls writable */
-	if (sink_crng_ready())
-		assert_int_equal(sink_wait_writable(&s, 0), 0);
-
-	/* EINTR: retried with what is left of the timeout */
-	reset_fakes(NULL);
-	pl.n = 2;
-	pl.ret[0] = -1;
-	pl.err[0] = EINTR;
-	pl.ret[1] = 1;
-	pl.revents[1] = POLLOUT;
-	assert_int_equal(sink_wait_writable(&s, 10000), 1);
-	assert_int_equal(pl.calls, 2);
-	assert_int_equal(pl.timeouts[0], 10000);
-	assert_true(pl.timeouts[1] > 0 && pl.timeouts[1] <= 10000);
-
-	/* other poll errors are returned */
-	reset_fakes(NULL);
-	pl.n = 1;
-	pl.ret[0] = -1;
-	pl.err[0] = ENOMEM;
-	assert_int_equal(sink_wait_writable(&s, 5), -ENOMEM);
-	/* a timeout */
-	reset_fakes(NULL);
-	pl.n = 1;
-	pl.ret[0] = 0;
-	assert_int_equal(sink_wait_writable(&s, 5), 0);
-	sink_close(&s);
-
-	/* /dev/urandom always polls writable: /dev/random is asked instead */
-	reset_fakes(NULL);
+	assert_int_equal(sink_prepare_wait(s, 60 * SEC, &pfd), -1);
+	assert_int_equal(pfd.fd, -1);
+	s = sink_close(s);
 	assert_int_equal(sink_open(&s, "/dev/urandom", NULL), 0);
-	if (sink_crng_ready())
-		assert_int_equal(sink_wait_writable(&s, 0), 0);
-	sink_close(&s);
+	assert_int_equal(sink_prepare_wait(s, 60 * SEC, &pfd), -1);
+	assert_int_equal(pfd.fd, -1);
+	s = sink_close(s);
+
+	/* legacy: POLLOUT on the sink, at most the feed interval */
+	make_tmpdir();
+	put_file("poolsize", "4096");
+	assert_int_equal(sink_open(&s, "/dev/random", tmpdir), 0);
+	assert_int_equal(sink_prepare_wait(s, 60 * SEC, &pfd), 60000);
+	assert_int_equal(pfd.fd, fd_of("/dev/random"));
+	assert_true(pfd.fd > 2);
+	assert_true(pfd.events == POLLOUT);
+	assert_int_equal(sink_prepare_wait(s, 1500 * MS, &pfd), 1500);
+	assert_int_equal(sink_prepare_wait(s, UINT64_MAX, &pfd), INT_MAX);
+	/* modern and ready underneath: /dev/random never polls writable */
+	if (sink_crng_ready()) {
+		assert_int_equal(poll(&pfd, 1, 0), 0);
+		assert_int_equal(sink_wait_done(s, pfd.revents), 0);
+	}
+	/* what poll() may report */
+	assert_int_equal(sink_wait_done(s, POLLOUT), 1);
+	assert_int_equal(sink_wait_done(s, 0), 0);
+	assert_int_equal(sink_wait_done(s, POLLERR), 1);
+	assert_int_equal(sink_wait_done(s, POLLHUP), 1);
+	assert_int_equal(sink_wait_done(s, POLLNVAL), -EBADF);
+	assert_int_equal(sink_wait_done(s, POLLOUT | POLLNVAL), -EBADF);
+	s = sink_close(s);
+	rm_tmpdir();
 }
 
 static void test_output_file(void **state)
 {
 	uint8_t buf[3000], back[3100];
 	char path[128];
+	struct pollfd pfd;
 	struct stat st;
-	struct sink s;
+	struct sink *s;
 	int fd;
 
 	make_tmpdir();
@@ -993,19 +1035,22 @@ static void test_output_file(void **state)
 
 	/* created 0600 */
 	assert_int_equal(sink_open(&s, path, NULL), 0);
-	assert_true(s.output_mode);
-	assert_true(fcntl(s.fd, F_GETFD) & FD_CLOEXEC);
+	assert_true(sink_is_output(s));
+	assert_true(fcntl(fd_of(path), F_GETFD) & FD_CLOEXEC);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
-	assert_int_equal(sink_add_entropy(&s, buf, 1000, 8000), 0);
-	assert_int_equal(sink_add_entropy(&s, buf + 1000, 2000, 0), 0);
+	assert_int_equal(sink_add_entropy(s, buf, 1000, 8000), 0);
+	assert_int_equal(sink_add_entropy(s, buf + 1000, 2000, 0), 0);
 	assert_int_equal(io.calls + io.other_calls, 0); /* no ioctls in output mode */
-	assert_int_equal(sink_reseed(&s), 0);
+	assert_int_equal(sink_reseed(s), 0);
 	assert_int_equal(io.other_calls, 0);
-	assert_int_equal(sink_entropy_avail(&s), -EOPNOTSUPP);
-	assert_int_equal(sink_set_watermark(&s, 1), -EOPNOTSUPP);
-	assert_int_equal(sink_wait_writable(&s, 0), 1);
-	sink_close(&s);
+	assert_int_equal(sink_entropy_avail(s), -EOPNOTSUPP);
+	assert_int_equal(sink_set_watermark(s, 1), -EOPNOTSUPP);
+	/* an output is written with blocking writes: the loop never waits on it */
+	assert_int_equal(sink_prepare_wait(s, 60 * SEC, &pfd), -1);
+	assert_int_equal(pfd.fd, -1);
+	s = sink_close(s);
+	assert_int_equal(fd_of(path), -1);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(read_full(fd, back, sizeof(back)), sizeof(buf));
@@ -1014,30 +1059,33 @@ static void test_output_file(void **state)
 
 	/* an existing file is truncated */
 	assert_int_equal(sink_open(&s, path, NULL), 0);
-	assert_int_equal(sink_add_entropy(&s, buf, 10, 0), 0);
-	sink_close(&s);
+	assert_int_equal(sink_add_entropy(s, buf, 10, 0), 0);
+	s = sink_close(s);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 10);
 
 	/* a directory that does not exist */
 	tmp_path(path, sizeof(path), "nodir/out");
+	fd = newest_fd();
 	assert_int_equal(sink_open(&s, path, NULL), -ENOENT);
-	assert_int_equal(s.fd, -1);
-	assert_null(s.path);
+	assert_null(s); /* untouched */
+	assert_int_equal(newest_fd(), fd); /* nothing left open */
 	assert_int_equal(sink_open(&s, tmpdir, NULL), -EISDIR);
+	assert_null(s);
 	/* another character device, e.g. /dev/null, is an output */
 	assert_int_equal(sink_open(&s, "/dev/null", NULL), 0);
-	assert_true(s.output_mode);
-	assert_int_equal(sink_add_entropy(&s, buf, 100, 0), 0);
-	sink_close(&s);
+	assert_true(sink_is_output(s));
+	assert_int_equal(sink_add_entropy(s, buf, 100, 0), 0);
+	s = sink_close(s);
 	rm_tmpdir();
 }
 
 static void test_output_fifo(void **state)
 {
 	uint8_t buf[1000], back[1100];
+	struct pollfd pfd;
 	char path[128];
-	struct sink s;
+	struct sink *s;
 	int rfd;
 
 	make_tmpdir();
@@ -1047,13 +1095,14 @@ static void test_output_fifo(void **state)
 	rfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	assert_true(rfd >= 0);
 	assert_int_equal(sink_open(&s, path, NULL), 0);
-	assert_true(s.output_mode);
-	assert_int_equal(sink_wait_writable(&s, 0), 1);
+	assert_true(sink_is_output(s));
+	assert_int_equal(sink_prepare_wait(s, 60 * SEC, &pfd), -1);
+	assert_int_equal(pfd.fd, -1);
 	fill(buf, sizeof(buf), 11);
-	assert_int_equal(sink_add_entropy(&s, buf, sizeof(buf), 8000), 0);
+	assert_int_equal(sink_add_entropy(s, buf, sizeof(buf), 8000), 0);
 	assert_int_equal(read(rfd, back, sizeof(back)), sizeof(buf));
 	assert_memory_equal(back, buf, sizeof(buf));
-	/* a full pipe does not poll writable */
+	/* a full pipe: still no wait, the write blocks until the reader catches up */
 	{
 		int wfd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 
@@ -1061,18 +1110,18 @@ static void test_output_fifo(void **state)
 		while (write(wfd, buf, sizeof(buf)) > 0)
 			;
 		assert_int_equal(errno, EAGAIN);
-		assert_int_equal(sink_wait_writable(&s, 0), 0);
+		assert_int_equal(sink_prepare_wait(s, 60 * SEC, &pfd), -1);
+		assert_int_equal(pfd.fd, -1);
 		while (read(rfd, back, sizeof(back)) > 0)
 			;
-		assert_int_equal(sink_wait_writable(&s, 0), 1);
 		close(wfd);
 	}
 	/* the reader goes away: EPIPE (SIGPIPE is the caller's business) */
 	close(rfd);
 	signal(SIGPIPE, SIG_IGN);
-	assert_int_equal(sink_add_entropy(&s, buf, 10, 0), -EPIPE);
+	assert_int_equal(sink_add_entropy(s, buf, 10, 0), -EPIPE);
 	signal(SIGPIPE, SIG_DFL);
-	sink_close(&s);
+	s = sink_close(s);
 	rm_tmpdir();
 }
 
@@ -1081,18 +1130,25 @@ static void test_output_stdout(void **state)
 	static const char *const names[] = { "-", "/dev/stdout" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		char out[PATH_MAX];
 		struct stat a, b;
-		struct sink s;
+		struct sink *s;
+		ssize_t n;
+		int fd;
 
+		n = readlink("/proc/self/fd/1", out, sizeof(out) - 1);
+		assert_true(n > 0);
+		out[n] = '\0';
 		assert_int_equal(sink_open(&s, names[i], NULL), 0);
-		assert_true(s.output_mode);
-		assert_true(s.fd > 2);
-		assert_true(fcntl(s.fd, F_GETFD) & FD_CLOEXEC);
-		assert_int_equal(fstat(s.fd, &a), 0);
+		assert_true(sink_is_output(s));
+		fd = fd_of(out); /* the sink's duplicate of stdout */
+		assert_true(fd > 2);
+		assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+		assert_int_equal(fstat(fd, &a), 0);
 		assert_int_equal(fstat(STDOUT_FILENO, &b), 0);
 		assert_true(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
-		assert_int_equal(sink_add_entropy(&s, (const uint8_t *)"", 0, 0), 0);
-		sink_close(&s);
+		assert_int_equal(sink_add_entropy(s, (const uint8_t *)"", 0, 0), 0);
+		s = sink_close(s);
 	}
 }
 
@@ -1119,7 +1175,7 @@ int main(void)
 		cmocka_unit_test_setup(test_add_entropy_faked, reset_fakes),
 		cmocka_unit_test_setup(test_eperm_real, reset_fakes),
 		cmocka_unit_test_setup(test_crng_ready, reset_fakes),
-		cmocka_unit_test_setup(test_wait_writable, reset_fakes),
+		cmocka_unit_test_setup(test_wait, reset_fakes),
 		cmocka_unit_test_setup(test_output_file, reset_fakes),
 		cmocka_unit_test_setup(test_output_fifo, reset_fakes),
 		cmocka_unit_test_setup(test_output_stdout, reset_fakes),
