@@ -22,31 +22,27 @@ static int caam_check(struct source *src, char *why, size_t len)
 	return hwrng_check(src, &hwrng_profile_caam, why, len);
 }
 
-#ifdef ENABLE_SOURCE_CAAM
-static int caam_probe(struct source *src, char *why, size_t len)
-{
-	return hwrng_probe(src, &hwrng_profile_caam, why, len);
-}
-
-static int caam_init(struct source *src, char *why, size_t len)
-{
-	return hwrng_init(src, &hwrng_profile_caam, why, len);
-}
-#else
 /*
- * Compiled out (--disable-source-caam): listed and configurable, never started. The
- * profile above stays: the plain hwrng source applies its quirks to this backend.
+ * Configured with --disable-source-caam, the source is listed and configurable but never
+ * starts. The profile above stays: the plain hwrng source applies its quirks to this backend.
  */
 static int caam_probe(struct source *src, char *why, size_t len)
 {
+#ifdef ENABLE_SOURCE_CAAM
+	return hwrng_probe(src, &hwrng_profile_caam, why, len);
+#else
 	return hwrng_not_compiled_in("caam", why, len);
+#endif
 }
 
 static int caam_init(struct source *src, char *why, size_t len)
 {
+#ifdef ENABLE_SOURCE_CAAM
+	return hwrng_init(src, &hwrng_profile_caam, why, len);
+#else
 	return hwrng_not_compiled_in("caam", why, len);
-}
 #endif
+}
 
 static const struct option_spec caam_options[] = {
 	HWRNG_OPTIONS("2496", "rng-caam", "the CAAM backend to select (only rng-caam)"),

@@ -22,31 +22,27 @@ static int virtio_check(struct source *src, char *why, size_t len)
 	return hwrng_check(src, &hwrng_profile_virtio, why, len);
 }
 
-#ifdef ENABLE_SOURCE_VIRTIO
-static int virtio_probe(struct source *src, char *why, size_t len)
-{
-	return hwrng_probe(src, &hwrng_profile_virtio, why, len);
-}
-
-static int virtio_init(struct source *src, char *why, size_t len)
-{
-	return hwrng_init(src, &hwrng_profile_virtio, why, len);
-}
-#else
 /*
- * Compiled out (--disable-source-virtio): listed and configurable, never started. The
- * profile above stays: the plain hwrng source applies its quirks to this backend.
+ * Configured with --disable-source-virtio, the source is listed and configurable but never
+ * starts. The profile above stays: the plain hwrng source applies its quirks to this backend.
  */
 static int virtio_probe(struct source *src, char *why, size_t len)
 {
+#ifdef ENABLE_SOURCE_VIRTIO
+	return hwrng_probe(src, &hwrng_profile_virtio, why, len);
+#else
 	return hwrng_not_compiled_in("virtio", why, len);
+#endif
 }
 
 static int virtio_init(struct source *src, char *why, size_t len)
 {
+#ifdef ENABLE_SOURCE_VIRTIO
+	return hwrng_init(src, &hwrng_profile_virtio, why, len);
+#else
 	return hwrng_not_compiled_in("virtio", why, len);
-}
 #endif
+}
 
 static const struct option_spec virtio_options[] = {
 	HWRNG_OPTIONS(
