@@ -23,7 +23,7 @@ static struct {
 	bool bounding_set;	/* it reduced the bounding set */
 	uid_t want_uid;
 	gid_t want_gid;
-} done;
+} last_drop;	/* what the last privs_drop() did, for privs_verify() */
 
 /* "user 'rngd' group 'rngd'", "user 'rngd'" or "root" for messages. */
 static const char *who(char *buf, size_t size, const char *user, const char *group)
@@ -37,7 +37,8 @@ static const char *who(char *buf, size_t size, const char *user, const char *gro
 	return buf;
 }
 
-static int fail(const char *user, const char *group, int r, const char *reason)
+/* Log why the drop to user/group failed, once, and return r (-errno) for the caller. */
+static int log_fail(const char *user, const char *group, int r, const char *reason)
 {
 	char w[192];
 
@@ -63,19 +64,19 @@ static int resolve(const char *user, const char *group, uid_t *ret_uid, gid_t *r
 	errno = 0;
 	pw = getpwnam(user);
 	if (!pw)
-		return fail(user, group, lookup_errno(), "unknown user");
+		return log_fail(user, group, lookup_errno(), "unknown user");
 	gid = pw->pw_gid;
 	*ret_uid = pw->pw_uid;
 	if (group) {
 		errno = 0;
 		gr = getgrnam(group);
 		if (!gr)
-			return fail(user, group, lookup_errno(), "unknown group");
+			return log_fail(user, group, lookup_errno(), "unknown group");
 		gid = gr->gr_gid;
 	}
 	if (*ret_uid == 0 || gid == 0)
-		return fail(user, group, -EINVAL,
-			    "uid and gid must not be 0 (omit the user to stay root)");
+		return log_fail(user, group, -EINVAL,
+				"uid and gid must not be 0 (omit the user to stay root)");
 	*ret_gid = gid;
 	return 0;
 }
@@ -186,27 +187,27 @@ static int drop_unprivileged(const char *user, const char *group)
 		if (r < 0)
 			return r;
 		if (want_uid != uid || want_gid != gid)
-			return fail(user, group, -EPERM,
-				    "already running as another unprivileged uid/gid");
+			return log_fail(user, group, -EPERM,
+					"already running as another unprivileged uid/gid");
 	}
 	if (capng_get_caps_process() < 0)
-		return fail(user, group, capng_errno(), "cannot read capabilities");
+		return log_fail(user, group, capng_errno(), "cannot read capabilities");
 	have_admin = capng_have_capability(CAPNG_PERMITTED, CAP_SYS_ADMIN);
 	r = set_caps(have_admin);
 	if (r < 0)
-		return fail(user, group, r, "cannot reduce capabilities");
+		return log_fail(user, group, r, "cannot reduce capabilities");
 	r = clear_ambient();
 	if (r < 0)
-		return fail(user, group, r, "cannot clear the ambient capability set");
+		return log_fail(user, group, r, "cannot clear the ambient capability set");
 	r = set_no_new_privs();
 	if (r < 0)
-		return fail(user, group, r, "cannot set no-new-privs");
+		return log_fail(user, group, r, "cannot set no-new-privs");
 	log_debug("already running as uid %u gid %u (systemd User= with AmbientCapabilities=?), "
 		  "not switching user; kept %s", (unsigned int)uid, (unsigned int)gid,
 		  have_admin ? "CAP_SYS_ADMIN only" : "no capability (CAP_SYS_ADMIN missing)");
-	done.dropped = true;
-	done.switched = false;
-	done.bounding_set = false;
+	last_drop.dropped = true;
+	last_drop.switched = false;
+	last_drop.bounding_set = false;
 	return 0;
 }
 
@@ -217,7 +218,7 @@ int privs_drop(const char *user, const char *group)
 	gid_t gid = 0;
 	int r;
 
-	memset(&done, 0, sizeof(done));
+	memset(&last_drop, 0, sizeof(last_drop));
 	if (geteuid() != 0)
 		return drop_unprivileged(user, group);
 
@@ -233,20 +234,21 @@ int privs_drop(const char *user, const char *group)
 	 */
 	r = read_proc_status(&ps);
 	if (r < 0)
-		return fail(user, group, r, "cannot read /proc/self/status");
+		return log_fail(user, group, r, "cannot read /proc/self/status");
 	if (ps.cap_bnd & ~PRIVS_KEPT_CAPS) {
 		if (capng_get_caps_process() < 0)
-			return fail(user, group, capng_errno(), "cannot read capabilities");
+			return log_fail(user, group, capng_errno(), "cannot read capabilities");
 		capng_clear(CAPNG_SELECT_BOUNDS);
 		if (capng_update(CAPNG_ADD, CAPNG_BOUNDING_SET, CAP_SYS_ADMIN) < 0)
-			return fail(user, group, -EINVAL, "cannot build the bounding set");
+			return log_fail(user, group, -EINVAL, "cannot build the bounding set");
 		errno = 0;
 		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-			return fail(user, group, capng_errno(), "cannot reduce the bounding set");
+			return log_fail(user, group, capng_errno(),
+					"cannot reduce the bounding set");
 	}
 	r = clear_ambient();
 	if (r < 0)
-		return fail(user, group, r, "cannot clear the ambient capability set");
+		return log_fail(user, group, r, "cannot clear the ambient capability set");
 
 	if (user) {
 		/*
@@ -254,29 +256,29 @@ int privs_drop(const char *user, const char *group)
 		 * setresuid() from 0 to non-zero clears it otherwise (capabilities(7)).
 		 */
 		if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
-			return fail(user, group, -errno, "cannot set keep-capabilities");
+			return log_fail(user, group, -errno, "cannot set keep-capabilities");
 		if (setgroups(1, &gid) < 0)
-			return fail(user, group, -errno, "cannot set supplementary groups");
+			return log_fail(user, group, -errno, "cannot set supplementary groups");
 		if (setresgid(gid, gid, gid) < 0)
-			return fail(user, group, -errno, "cannot change gid");
+			return log_fail(user, group, -errno, "cannot change gid");
 		if (setresuid(uid, uid, uid) < 0)
-			return fail(user, group, -errno, "cannot change uid");
+			return log_fail(user, group, -errno, "cannot change uid");
 		if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
-			return fail(user, group, -errno, "cannot clear keep-capabilities");
+			return log_fail(user, group, -errno, "cannot clear keep-capabilities");
 	}
 
 	r = set_caps(true);
 	if (r < 0)
-		return fail(user, group, r, "cannot reduce capabilities to CAP_SYS_ADMIN");
+		return log_fail(user, group, r, "cannot reduce capabilities to CAP_SYS_ADMIN");
 	r = set_no_new_privs();
 	if (r < 0)
-		return fail(user, group, r, "cannot set no-new-privs");
+		return log_fail(user, group, r, "cannot set no-new-privs");
 
-	done.dropped = true;
-	done.switched = user != NULL;
-	done.bounding_set = true;
-	done.want_uid = uid;
-	done.want_gid = gid;
+	last_drop.dropped = true;
+	last_drop.switched = user != NULL;
+	last_drop.bounding_set = true;
+	last_drop.want_uid = uid;
+	last_drop.want_gid = gid;
 	return 0;
 }
 
@@ -318,7 +320,7 @@ int privs_verify(void)
 		return regained("CAP_SYS_RAWIO could be raised");
 	if (can_raise(CAP_SETUID))
 		return regained("CAP_SETUID could be raised");
-	if (done.bounding_set && prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0) != 0)
+	if (last_drop.bounding_set && prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0) != 0)
 		return regained("CAP_SYS_RAWIO is still in the bounding set");
 
 	r = read_proc_status(&ps);
@@ -330,12 +332,12 @@ int privs_verify(void)
 		return regained("capabilities other than CAP_SYS_ADMIN remain");
 	if (ps.cap_inh || ps.cap_amb)
 		return regained("inheritable or ambient capabilities remain");
-	if (done.bounding_set && (ps.cap_bnd & ~PRIVS_KEPT_CAPS))
+	if (last_drop.bounding_set && (ps.cap_bnd & ~PRIVS_KEPT_CAPS))
 		return regained("the bounding set holds more than CAP_SYS_ADMIN");
 	if (ps.nnp != 1)
 		return regained("no-new-privs is not set");
-	if (done.switched &&
-	    (!all_equal(ps.uid, done.want_uid) || !all_equal(ps.gid, done.want_gid)))
+	if (last_drop.switched &&
+	    (!all_equal(ps.uid, last_drop.want_uid) || !all_equal(ps.gid, last_drop.want_gid)))
 		return regained("uid or gid is not the target one");
 	return 0;
 }

@@ -17,7 +17,6 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <linux/random.h>
@@ -28,9 +27,6 @@
 
 #define DEFAULT_PROCDIR "/proc/sys/kernel/random"
 #define RANDOM_DEV "/dev/random"
-#define MEM_MAJOR 1
-#define RANDOM_MINOR 8
-#define URANDOM_MINOR 9
 #define LEGACY_POOLSIZE 4096
 
 /* Largest injection per feed_plan() call; also the stack buffer of sink_add_entropy(). */
@@ -61,12 +57,6 @@ struct sink {
 	bool pollout;		/* legacy: the last wait saw POLLOUT */
 	char *procdir;		/* "/proc/sys/kernel/random", replaceable by tests */
 };
-
-static bool is_random_dev(const struct stat *st)
-{
-	return S_ISCHR(st->st_mode) && major(st->st_rdev) == MEM_MAJOR &&
-	       (minor(st->st_rdev) == RANDOM_MINOR || minor(st->st_rdev) == URANDOM_MINOR);
-}
 
 static int open_output(const char *path, const struct stat *st, bool exists)
 {
@@ -115,7 +105,7 @@ int sink_open(struct sink **ret, const char *path, const char *procdir)
 		exists = false;
 	}
 
-	if (strcmp(path, "-") != 0 && exists && is_random_dev(&st)) {
+	if (strcmp(path, "-") != 0 && exists && kernel_random_device(&st)) {
 		/*
 		 * RNDADDENTROPY checks CAP_SYS_ADMIN, not the open mode; write access only matters
 		 * for POLLOUT semantics, so fall back to read-only when the node denies writes.

@@ -311,31 +311,6 @@ int stats_format_source(const struct status_source *s, char *buf, size_t len)
 			s->last_error ? "'" : "");
 }
 
-int stats_format_summary(const struct status_doc *doc, char *buf, size_t len)
-{
-	char line[512];
-	size_t total;
-	int n;
-
-	n = stats_format_feed(doc, buf, len);
-	if (n < 0)
-		return n;
-	total = (size_t)n;
-	for (size_t i = 0; i < doc->n_sources; i++) {
-		const struct status_source *s = &doc->sources[i];
-
-		n = stats_format_source(s, line, sizeof(line));
-		if (n < 0)
-			return n;
-		n = snprintf(total < len ? buf + total : NULL, total < len ? len - total : 0,
-			     "\n%s: %s", s->name ? s->name : "?", line);
-		if (n < 0)
-			return n;
-		total += (size_t)n;
-	}
-	return total > INT_MAX ? INT_MAX : (int)total;
-}
-
 static bool source_up(const struct status_source *s)
 {
 	return s->state && (strcmp(s->state, "running") == 0 || strcmp(s->state, "starting") == 0);

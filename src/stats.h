@@ -102,12 +102,10 @@ int stats_print_status(const char *path, bool json, FILE *out);
 /*
  * One-line summaries for the SIGUSR1 log. stats_format_feed() describes the kernel and the
  * feed counters; stats_format_source() one source, without its name (the log prefixes it).
- * stats_format_summary() is the feed line then one "name: ..." line per source, separated
- * by '\n'. All return what snprintf() returns: the length wanted (cut if >= len).
+ * Both return what snprintf() returns: the length wanted (cut if >= len).
  */
 int stats_format_feed(const struct status_doc *doc, char *buf, size_t len);
 int stats_format_source(const struct status_source *src, char *buf, size_t len);
-int stats_format_summary(const struct status_doc *doc, char *buf, size_t len);
 
 /*
  * The STATUS= text for `systemctl status` (give it to notify_status()): sources up, bytes

@@ -224,6 +224,35 @@ const char *kernel_random_path(const char *path)
 	return name;
 }
 
+int refuse_kernel_random(const char *path, const struct stat *st, char *why, size_t len)
+{
+	const char *name = st ? kernel_random_device(st) : kernel_random_path(path);
+
+	if (!name)
+		return 0;
+	/* Feeding the kernel its own output back as entropy is the defect of peers.md §1.4.9. */
+	snprintf(why, len, "refusing %s as a source: it is the kernel's own output", name);
+	return -EINVAL;
+}
+
+int open_read_blocking(const char *path)
+{
+	int fd, flags;
+
+	/* O_NONBLOCK only for the open itself: a FIFO without a writer would block it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 void wipe(void *p, size_t n)
 {
 #ifdef HAVE_EXPLICIT_BZERO

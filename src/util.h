@@ -76,6 +76,18 @@ const char *kernel_random_device(const struct stat *st);
  * of peers.md §1.4.9; sources refuse such paths.
  */
 const char *kernel_random_path(const char *path);
+/*
+ * A source's refusal of the kernel's own random device: the file st describes, or when st
+ * is NULL, path (see kernel_random_path()). -EINVAL with the reason in why when it is one,
+ * else 0.
+ */
+int refuse_kernel_random(const char *path, const struct stat *st, char *why, size_t len);
+
+/*
+ * Open path read-only for blocking reads, without blocking in open() itself (a FIFO with no
+ * writer yet would). O_CLOEXEC, O_NOCTTY. The descriptor, or -errno.
+ */
+int open_read_blocking(const char *path);
 
 /* Wipe memory that held entropy; the compiler may not drop it. */
 void wipe(void *p, size_t n);

@@ -622,8 +622,7 @@ static void test_bad_devices(void **state)
 
 	src = fake_source_new(&source_hwrng, NULL, o1);
 	assert_int_equal(source_hwrng.probe(src, why, sizeof(why)), -EINVAL);
-	assert_string_equal(
-		why, "refusing /dev/urandom: the kernel's random device is not an entropy source");
+	assert_string_equal(why, "refusing /dev/urandom as a source: it is the kernel's own output");
 	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), -EINVAL);
 	fake_source_free(src);
 

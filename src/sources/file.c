@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -31,30 +30,23 @@ struct file_priv {
 	bool regular;
 };
 
-static int refuse(const char *what, char *why, size_t len)
-{
-	snprintf(why, len, "refusing %s as a source: it is the kernel's own output", what);
-	return -EINVAL;
-}
-
 static int file_check(struct source *src, char *why, size_t len)
 {
-	const char *path = source_opt_str(src, "path"), *name;
+	const char *path = source_opt_str(src, "path");
 
 	if (!path) {
 		snprintf(why, len, "key 'path' is required");
 		return -EINVAL;
 	}
-	name = kernel_random_path(path);
-	return name ? refuse(name, why, len) : 0;
+	return refuse_kernel_random(path, NULL, why, len);
 }
 
 static int kind_ok(const char *path, const struct stat *st, char *why, size_t len)
 {
-	const char *name = kernel_random_device(st);
+	int r = refuse_kernel_random(path, st, why, len);
 
-	if (name)
-		return refuse(name, why, len);
+	if (r < 0)
+		return r;
 	if (S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode))
 		return 0;
 	snprintf(why, len, "'%s' is not a regular file, FIFO or character device", path);
@@ -97,17 +89,15 @@ static int file_init(struct source *src, char *why, size_t len)
 	const char *path = source_opt_str(src, "path");
 	struct file_priv *p;
 	struct stat st;
-	int fd, flags, r;
+	int fd, r;
 
 	r = file_check(src, why, len);
 	if (r < 0)
 		return r;
-	/* O_NONBLOCK so that opening a FIFO does not wait for a writer; cleared below. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = open_read_blocking(path);
 	if (fd < 0) {
-		r = -errno;
-		snprintf(why, len, "cannot open '%s': %s", path, strerror(errno));
-		return r;
+		snprintf(why, len, "cannot open '%s': %s", path, strerror(-fd));
+		return fd;
 	}
 	/* Check what was opened, not what the name pointed to a moment ago. */
 	if (fstat(fd, &st) < 0) {
@@ -118,12 +108,6 @@ static int file_init(struct source *src, char *why, size_t len)
 	r = kind_ok(path, &st, why, len);
 	if (r < 0)
 		goto fail;
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		r = -errno;
-		snprintf(why, len, "'%s': %s", path, strerror(errno));
-		goto fail;
-	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		r = -ENOMEM;

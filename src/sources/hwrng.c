@@ -24,9 +24,6 @@
 /* include/linux/miscdevice.h: MISC_MAJOR 10, HWRNG_MINOR 183. */
 #define HWRNG_MAJOR 10
 #define HWRNG_MINOR 183
-/* /dev/random and /dev/urandom are mem devices 1:8 and 1:9. */
-/* Feeding the kernel its own output back as entropy is the defect of peers.md §1.4.9. */
-#define REFUSE_FMT "refusing %s: the kernel's random device is not an entropy source"
 
 #define NAME_SIZE 128
 #define LIST_SIZE 1024
@@ -62,13 +59,8 @@ static int classify(const char *path, const struct stat *st, bool *misc, char *w
 	*misc = is_misc_hwrng(st);
 	if (*misc || S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
 		return 0;
-	if (S_ISCHR(st->st_mode)) {
-		if (kernel_random_device(st)) {
-			snprintf(why, len, REFUSE_FMT, path);
-			return -EINVAL;
-		}
-		return 0;
-	}
+	if (S_ISCHR(st->st_mode))
+		return refuse_kernel_random(path, st, why, len);
 	snprintf(why, len, "%s is not a character device, regular file or FIFO", path);
 	return -EINVAL;
 }
@@ -310,17 +302,13 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 	struct hwrng_sysfs fs = { 0 };
 	bool misc, changed = false, prev_auto = false;
 	struct stat sb;
-	int fd, flags, r;
+	int fd, r;
 
-	/*
-	 * O_NONBLOCK only for the open itself: a FIFO without a writer would block it. Reads
-	 * block (cleared below). /dev/hwrng refuses anything but O_RDONLY (§2.1).
-	 */
-	fd = open(dev, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* Reads block; a FIFO without a writer does not block the open. O_RDONLY (§2.1). */
+	fd = open_read_blocking(dev);
 	if (fd < 0) {
-		r = -errno;
-		snprintf(why, len, "cannot open %s: %s", dev, strerror(-r));
-		return r;
+		snprintf(why, len, "cannot open %s: %s", dev, strerror(-fd));
+		return fd;
 	}
 	if (fstat(fd, &sb) < 0) {
 		r = -errno;
@@ -349,13 +337,6 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 			source_set_quality(src, (unsigned int)q);
 	}
 
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		r = -errno;
-		snprintf(why, len, "cannot set %s to blocking: %s", dev, strerror(-r));
-		goto fail;
-	}
-
 	st = calloc(1, sizeof(*st));
 	if (!st) {
 		r = -ENOMEM;
@@ -382,9 +363,11 @@ int hwrng_check(struct source *src, const struct hwrng_profile *p, char *why, si
 	const char *want = source_opt_str(src, "backend");
 	const char *device = source_opt_str(src, "device");
 
-	if (device && kernel_random_path(device)) {
-		snprintf(why, len, REFUSE_FMT, device);
-		return -EINVAL;
+	if (device) {
+		int r = refuse_kernel_random(device, NULL, why, len);
+
+		if (r < 0)
+			return r;
 	}
 
 	if (want && (is_none(want) || !backend_matches(p, want))) {
