@@ -17,6 +17,8 @@ skip() {
 [ -c /dev/hwrng ] && [ -r /dev/hwrng ] || skip "no readable /dev/hwrng"
 [ -w "$sys/rng_current" ] || skip "$sys/rng_current is not writable"
 grep -qw none "$sys/rng_available" || skip "this kernel cannot select 'none' (needs 6.19 or 6.18.y)"
+# Other suites' readers of /dev/hwrng (tests/lib.sh hwrng_lock) wait while the backend is away.
+exec 8>"${TMPDIR:-/tmp}/rngd-test-hwrng.lock" && flock 8
 cur=$(cat "$sys/rng_current") || exit 1
 sel=$(cat "$sys/rng_selected" 2>/dev/null || echo 1)
 [ "$cur" != none ] || skip "no current hwrng backend"
