@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "conf_internal.h"
 #include "ini.h"
 #include "option.h"
 #include "util.h"
@@ -301,6 +300,28 @@ static int conf_copy(struct conf *dst, const struct conf *src)
 nomem:
 	conf_free(dst);
 	return -ENOMEM;
+}
+
+/* The section of c called name, or NULL. */
+static struct conf_section *conf_section_find(const struct conf *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_sections; i++)
+		if (c->sections[i].name && strcmp(c->sections[i].name, name) == 0)
+			return &c->sections[i];
+	return NULL;
+}
+
+/* Append *s to c's sections, taking over what it owns (s is zeroed). */
+static int conf_section_add(struct conf *c, struct conf_section *s)
+{
+	struct conf_section *n = realloc(c->sections, (c->n_sections + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	c->sections = n;
+	c->sections[c->n_sections++] = *s;
+	memset(s, 0, sizeof(*s));
+	return 0;
 }
 
 const struct conf_section *conf_find_section(const struct conf *c, const char *name)

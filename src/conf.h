@@ -13,24 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "conf_section.h"
+
 #define CONF_DEFAULT_PATH "/etc/rngd.conf"
 #define CONF_ERR_MAX 512
-
-/* One key = value line of a [source ...] section, or one -O option. */
-struct conf_kv {
-	char *key;
-	char *value;
-	unsigned int line;	/* 0 when set on the command line */
-};
-
-/* One [source NAME] section ("hwrng", "file:usb0"), or the sources named by -O/-x/-n. */
-struct conf_section {
-	char *name;		/* full name: "file:usb0" */
-	char *type;		/* source type: "file" */
-	unsigned int line;	/* line of the section header, 0 for the command line */
-	struct conf_kv *kv;
-	size_t n_kv;
-};
 
 /*
  * Validates one [source NAME] section against what it names (source_check_section()).

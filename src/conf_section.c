@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The sections and keys of a struct conf as data (conf_internal.h); no checks of meaning. */
+/* Sections and keys as plain data (conf_section.h); no checks of meaning. */
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf_internal.h"
+#include "conf_section.h"
 
 void conf_section_free(struct conf_section *s)
 {
@@ -104,26 +104,5 @@ int conf_section_set(struct conf_section *s, const char *key, const char *value,
 		free(v);
 		return -ENOMEM;
 	}
-	return 0;
-}
-
-struct conf_section *conf_section_find(const struct conf *c, const char *name)
-{
-	for (size_t i = 0; i < c->n_sections; i++)
-		if (c->sections[i].name && strcmp(c->sections[i].name, name) == 0)
-			return &c->sections[i];
-	return NULL;
-}
-
-/* Append *s to c's sections, taking over what it owns (s is zeroed). */
-int conf_section_add(struct conf *c, struct conf_section *s)
-{
-	struct conf_section *n = realloc(c->sections, (c->n_sections + 1) * sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	c->sections = n;
-	c->sections[c->n_sections++] = *s;
-	memset(s, 0, sizeof(*s));
 	return 0;
 }

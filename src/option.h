@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "conf.h"
+#include "conf_section.h"
 
 enum option_type {
 	OPTION_STRING, /* any non-empty text */

@@ -17,7 +17,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "conf.h"
+#include "conf_section.h"
 #include "fips.h"
 #include "option.h"
 

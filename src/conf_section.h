@@ -1,12 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The sections of a struct conf as plain data, for conf.c (conf_section.c): no checks of
- * meaning, no error text. -ENOMEM is the only failure.
+ * Sections and keys as plain data (conf_section.c): a [source NAME] section of the
+ * configuration file, or the keys the command line sets for one source. No checks of
+ * meaning, no error text: the parser (conf.c) and the validator (option.c) both work on
+ * these. -ENOMEM is the only failure.
  */
-#ifndef RNGD_CONF_INTERNAL_H
-#define RNGD_CONF_INTERNAL_H
+#ifndef RNGD_CONF_SECTION_H
+#define RNGD_CONF_SECTION_H
 
-#include "conf.h"
+#include <stddef.h>
+
+/* One key = value line of a [source ...] section, or one -O option. */
+struct conf_kv {
+	char *key;
+	char *value;
+	unsigned int line;	/* 0 when set on the command line */
+};
+
+/* One [source NAME] section ("hwrng", "file:usb0"), or the sources named by -O/-x/-n. */
+struct conf_section {
+	char *name;		/* full name: "file:usb0" */
+	char *type;		/* source type: "file" */
+	unsigned int line;	/* line of the section header, 0 for the command line */
+	struct conf_kv *kv;
+	size_t n_kv;
+};
 
 /* Free what s owns and zero it; s may be half-built or zeroed. */
 void conf_section_free(struct conf_section *s);
@@ -24,9 +42,5 @@ int conf_section_set_owned(struct conf_section *s, char *key, char *value, unsig
 /* The same with copies of key and value. */
 int conf_section_set(struct conf_section *s, const char *key, const char *value,
 		     unsigned int line);
-/* The section of c called name, or NULL. */
-struct conf_section *conf_section_find(const struct conf *c, const char *name);
-/* Append *s to c's sections, taking over what it owns (s is zeroed). 0 or -ENOMEM. */
-int conf_section_add(struct conf *c, struct conf_section *s);
 
 #endif
