@@ -25,20 +25,23 @@ echo "vm image: building a $suite guest with mmdebstrap (about 2 minutes, cached
 #    to make and to boot than the default "most");
 #  - customize: the kernel and initramfs copied out; documentation, locales and kernel
 #    modules no virtio guest loads removed; a root on /dev/vda; the serial console only.
-mmdebstrap --quiet --variant=minbase --include="$pkgs" \
-	--setup-hook='mkdir -p "$1/etc/initramfs-tools/conf.d"' \
-	--setup-hook='echo MODULES=list >"$1/etc/initramfs-tools/conf.d/rngd-vm"' \
-	--setup-hook='mkdir -p "$1/etc/initramfs-tools"' \
-	--setup-hook='printf "virtio_pci\nvirtio_blk\next4\n" >"$1/etc/initramfs-tools/modules"' \
-	--customize-hook="cp \"\$1\"/boot/vmlinuz-* '$cache/vmlinuz'" \
-	--customize-hook="cp \"\$1\"/boot/initrd.img-* '$cache/initrd.img'" \
-	--customize-hook='rm -rf "$1"/boot/* "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/usr/share/locale/*' \
-	--customize-hook='for d in gpu sound net/wireless net/ethernet infiniband media staging iio; do rm -rf "$1"/lib/modules/*/kernel/drivers/$d; done' \
-	--customize-hook='rm -rf "$1"/lib/modules/*/kernel/sound "$1"/lib/firmware/*' \
-	--customize-hook='echo "/dev/vda / ext4 rw,noatime 0 1" >"$1/etc/fstab"' \
-	--customize-hook='echo rngd-vm >"$1/etc/hostname"' \
-	--customize-hook='systemctl --root="$1" mask getty@tty1.service serial-getty@ttyS0.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service 2>/dev/null || true' \
-	"$suite" "$cache/rootfs.new.tar"
+build() {
+	rm -rf "$cache/rootfs.new.tar"
+	mmdebstrap --quiet --variant=minbase --include="$pkgs" \
+		--setup-hook='mkdir -p "$1/etc/initramfs-tools/conf.d"' \
+		--setup-hook='echo MODULES=list >"$1/etc/initramfs-tools/conf.d/rngd-vm"' \
+		--setup-hook='printf "virtio_pci\nvirtio_blk\next4\n" >"$1/etc/initramfs-tools/modules"' \
+		--customize-hook="cp \"\$1\"/boot/vmlinuz-* '$cache/vmlinuz'" \
+		--customize-hook="cp \"\$1\"/boot/initrd.img-* '$cache/initrd.img'" \
+		--customize-hook='rm -rf "$1"/boot/* "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/usr/share/locale/*' \
+		--customize-hook='for d in gpu sound net/wireless net/ethernet infiniband media staging iio; do rm -rf "$1"/lib/modules/*/kernel/drivers/$d; done' \
+		--customize-hook='rm -rf "$1"/lib/modules/*/kernel/sound "$1"/lib/firmware/*' \
+		--customize-hook='echo "/dev/vda / ext4 rw,noatime 0 1" >"$1/etc/fstab"' \
+		--customize-hook='echo rngd-vm >"$1/etc/hostname"' \
+		--customize-hook='systemctl --root="$1" mask getty@tty1.service serial-getty@ttyS0.service systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer e2scrub_reap.service 2>/dev/null || true' \
+		"$suite" "$cache/rootfs.new.tar"
+}
+# One more try: a download from the archive can fail once.
+build || { echo "vm image: mmdebstrap failed; trying once more"; build; }
 mv "$cache/rootfs.new.tar" "$cache/rootfs.tar"
 echo "$want" >"$cache/stamp"
-ls -l "$cache"
