@@ -413,6 +413,11 @@ int main(int argc, char **argv)
 	src = source_set_find(set, o.source);
 	r = src ? source_set_init(set) : -ENOENT;
 	emu_unlink();
+	if (src && r > 0) { /* measured now: one still waiting for its device is not there */
+		source_get_stats(src, &st);
+		if (st.state == SOURCE_WAITING)
+			r = 0;
+	}
 	if (r <= 0 || !src) {
 		const char *why = "not in the configuration";
 

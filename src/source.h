@@ -61,6 +61,7 @@ struct source_ops {
 	bool instances;			/* needs and allows [source NAME:INSTANCE] */
 	bool default_on;		/* enabled without configuration where it probes available */
 	bool hwrng_family;		/* reads /dev/hwrng: only one such source may be enabled */
+	bool path_may_appear;		/* init's -ENOENT: not created yet, wait for it */
 	unsigned int quality;		/* default credit, bits per 1024 bits */
 	const struct option_spec *options; /* schema of the keys (option.h), NULL for none */
 
@@ -81,8 +82,10 @@ struct source_ops {
 	 * thread; a blocked read is interrupted by a signal without SA_RESTART when the
 	 * source stops, so -EINTR must be returned as is. -ENODEV, -EIO, -EINVAL (CAAM) and
 	 * -ENXIO make the framework close (fini) and re-open (init) with back-off; for an
-	 * hwrng-family source, -ENODEV (no backend) and -EACCES (from read or init) make it
-	 * wait for its device instead, re-opened every SOURCE_WAIT_RETRY_NS.
+	 * hwrng-family source, -ENODEV (no backend) from read makes it wait for a backend
+	 * on the same open device (read again every SOURCE_WAIT_RETRY_NS, no re-open), and
+	 * -ENODEV or -EACCES from init makes it wait for its device, re-opened every
+	 * SOURCE_WAIT_RETRY_NS; so does -ENOENT from init with path_may_appear.
 	 * -ENODATA means the source is exhausted for good (the end of a regular file): the
 	 * source becomes failed ("end of file") and its thread ends.
 	 */

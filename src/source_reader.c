@@ -405,12 +405,14 @@ static void drop_read_ahead(struct source *src)
 /*
  * Whether an open that failed with r may work later without anyone touching rngd: the
  * hwrng device without a backend yet (ENODEV: its module binds later, or the backend is
- * being switched), or a node whose group udev has not set yet (EACCES at boot). Anything
- * else (no such device at all, wrong CPU) cannot change while the daemon runs.
+ * being switched), a node whose group udev has not set yet (EACCES at boot), or a path
+ * not created yet (a FIFO its feeder makes later). Anything else (no such device at all,
+ * wrong CPU) cannot change while the daemon runs.
  */
 bool source_may_appear(const struct source *src, int r)
 {
-	return src->ops->hwrng_family && (r == -ENODEV || r == -EACCES);
+	return (src->ops->hwrng_family && (r == -ENODEV || r == -EACCES)) ||
+	       (src->ops->path_may_appear && r == -ENOENT);
 }
 
 int source_open(struct source *src, char *why, size_t len)
@@ -564,6 +566,20 @@ static void reader_loop(struct source *src)
 			r = read_blocks(src, why, sizeof(why));
 			if (r == -ECANCELED)
 				return;
+			if (r == -ENODEV && src->ops->hwrng_family) {
+				/*
+				 * No backend any more (switched to none, module removed): the
+				 * same fd reads again once one is current (kernel-interfaces.md
+				 * §2.4, checked on 6.18), so keep it: no re-open, which would
+				 * need the privileges dropped since (/dev/hwrng is 0600 root).
+				 */
+				drop_read_ahead(src);
+				atomic_store(&src->waiting, true);
+				set_state(src, SOURCE_WAITING, -r, why);
+				if (source_sleep(src, SOURCE_WAIT_RETRY_NS) < 0)
+					return;
+				continue;
+			}
 			source_close(src);
 			if (r == -ENODATA) {
 				atomic_store(&src->waiting, true); /* ending on purpose */

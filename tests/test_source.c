@@ -482,13 +482,16 @@ static void test_set_new(void **state)
 	assert_null(source_set_find(set, "file:c"));
 	assert_string_equal(source_name(source_set_get(set, 0)), "file:a");
 	assert_null(source_set_get(set, 2));
-	/* file:a cannot be opened, file:b is disabled: nothing usable, a reason recorded. */
-	assert_int_equal(source_set_init(set), 0);
+	/*
+	 * file:a is not there yet: waiting for its path (usable, a reason recorded); file:b
+	 * is disabled.
+	 */
+	assert_int_equal(source_set_init(set), 1);
 	{
 		struct source_stats st;
 
 		source_get_stats(source_set_find(set, "file:a"), &st);
-		assert_int_equal(st.state, SOURCE_ABSENT);
+		assert_int_equal(st.state, SOURCE_WAITING);
 		assert_int_equal(st.last_error, ENOENT);
 		assert_non_null(strstr(st.last_error_text, "/nonexistent/a"));
 		source_get_stats(source_set_find(set, "file:b"), &st);

@@ -170,6 +170,7 @@ const struct source_ops source_file = {
 	.instances = true,
 	.default_on = false,
 	.hwrng_family = false,
+	.path_may_appear = true,
 	.quality = 0,
 	.options = file_options,
 	.check = file_check,
