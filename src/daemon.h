@@ -64,6 +64,9 @@ struct daemon {
 	int sig_fd, wake_fd, timer_fd, tick_fd;
 	uint64_t tick_ns;	/* tick period, 0 = off */
 	struct pool *pool;	/* the set's blocks, in turn, and their credit */
+	/* Old sets of reloads whose threads were still in a read (source_set_retire()). */
+	struct source_set *retired[8];
+	size_t n_retired;
 	uint8_t *buf;
 	size_t buf_size;
 	struct daemon_counters c;

@@ -50,6 +50,7 @@ struct override {
 struct options {
 	const char *config_path;
 	bool config_explicit;
+	bool config_seen; /* read at start: a reload must find it again */
 	bool foreground;
 	int log_level;
 	bool list, check_config, test_mode, once, status, status_json, ignore_fail;
@@ -114,7 +115,8 @@ static void usage(FILE *f)
 		"  -l, --list                  list the sources and whether they work here\n"
 		"  -x, --exclude=NAME          disable a source\n"
 		"  -n, --include=NAME          enable a source\n"
-		"  -O, --option=SRC:KEY:VALUE  set a source option (-O SRC lists its keys)\n"
+		"  -O, --option=SRC:KEY:VALUE  set a source option (-O SRC lists its keys);\n"
+		"                              rngd:KEY:VALUE sets an [rngd] key\n"
 		"  -r, --rng-device=PATH       device of the hwrng source (/dev/hwrng)\n"
 		"  -o, --random-device=PATH    sink: /dev/random, or a file, FIFO or /dev/stdout\n"
 		"  -p, --pid-file=PATH         pid file in background mode\n"
@@ -196,6 +198,16 @@ static void parse_option_arg(struct options *o, const char *arg)
 	const char *end = strchr(arg, ':'), *value;
 	char *source, *key;
 
+	if (end && (size_t)(end - arg) == strlen("rngd") && strncmp(arg, "rngd", 4) == 0) {
+		/* -O rngd:KEY:VALUE: any [rngd] key; VALUE may be empty ("status-file"). */
+		value = strchr(end + 1, ':');
+		if (!value || value == end + 1)
+			usage_error("option -O '%s': expected rngd:KEY:VALUE", arg);
+		key = xstrndup(end + 1, (size_t)(value - end - 1));
+		add_override(o, NULL, key, value + 1, 'O');
+		free(key);
+		return;
+	}
 	if (end && drv && drv->instances)
 		end = strchr(end + 1, ':');
 	if (!end) {
@@ -397,9 +409,33 @@ static int dump_config(const struct options *o, struct conf *c, char *err, size_
 	return conf_set(c, "random-device", "/dev/stdout", "option --dump", err, len);
 }
 
+/*
+ * SIGHUP: the same, but a file that was read at start and cannot be read again now (gone,
+ * emptied, a pipe already drained as with -c <(...)) keeps the running configuration
+ * rather than falling back to the defaults.
+ */
 static int reload_config(void *ctx, struct conf *out, char *err, size_t len)
 {
-	return load_config(ctx, out, err, len);
+	const struct options *o = ctx;
+	struct stat st;
+
+	if (o->config_seen) {
+		if (stat(o->config_path, &st) < 0) {
+			snprintf(err, len, "cannot read '%s' again: %s", o->config_path,
+				 strerror(errno));
+			return -EINVAL;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			snprintf(err, len, "'%s' is not a regular file and cannot be read again",
+				 o->config_path);
+			return -EINVAL;
+		}
+		if (st.st_size == 0) {
+			snprintf(err, len, "'%s' is empty", o->config_path);
+			return -EINVAL;
+		}
+	}
+	return load_config(o, out, err, len);
 }
 
 static int write_pid_file(const char *path)
@@ -544,6 +580,7 @@ int main(int argc, char **argv)
 		free_options(&o);
 		return EXIT_CONFIG;
 	}
+	o.config_seen = conf.path != NULL;
 	if (o.status) {
 		r = stats_print_status(conf.status_file, o.status_json, stdout);
 		ret = r < 0 ? EXIT_RUNTIME : 0;

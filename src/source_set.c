@@ -368,14 +368,8 @@ int source_set_start(struct source_set *set, int wake_fd)
 	return r;
 }
 
-bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
+static void ask_stop(struct source_set *set)
 {
-	struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
-	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
-	bool all_done = false;
-
-	if (!set || !set->started)
-		return !set || !set->abandoned;
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
 
@@ -386,6 +380,69 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 		pthread_cond_broadcast(&src->cond);
 		pthread_mutex_unlock(&src->lock);
 	}
+}
+
+bool source_set_reap(struct source_set *set)
+{
+	bool all = true;
+
+	if (!set || !set->started)
+		return true;
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if (!src->thread_started)
+			continue;
+		if (atomic_load(&src->thread_done)) {
+			pthread_join(src->thread, NULL);
+			src->thread_started = false;
+			atomic_store(&src->waiting, false);
+		} else {
+			all = false;
+			pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
+		}
+	}
+	if (all)
+		set->started = false;
+	return all;
+}
+
+bool source_set_retire(struct source_set *set, uint64_t limit_ns)
+{
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
+	uint64_t deadline = now_ns() + limit_ns;
+
+	if (!set || !set->started)
+		return true;
+	ask_stop(set);
+	/* As in source_set_stop_within(): look every 50 us, signal again every 5 ms. */
+	for (unsigned int n = 1;; n++) {
+		bool all = true;
+
+		for (size_t i = 0; i < set->n; i++)
+			if (set->src[i]->thread_started && !atomic_load(&set->src[i]->thread_done))
+				all = false;
+		if (all || now_ns() >= deadline)
+			break;
+		if (n % 100 == 0)
+			for (size_t i = 0; i < set->n; i++)
+				if (set->src[i]->thread_started &&
+				    !atomic_load(&set->src[i]->thread_done))
+					pthread_kill(set->src[i]->thread, SOURCE_INTERRUPT_SIGNAL);
+		nanosleep(&tick, NULL);
+	}
+	return source_set_reap(set);
+}
+
+bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
+{
+	struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
+	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
+	bool all_done = false;
+
+	if (!set || !set->started)
+		return !set || !set->abandoned;
+	ask_stop(set);
 	/*
 	 * A thread may be blocked in read(), or about to enter it when the signal comes:
 	 * look every 50 us, signal again every 5 ms until it is out. With a time limit, a
@@ -434,6 +491,73 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 void source_set_stop(struct source_set *set)
 {
 	source_set_stop_within(set, UINT64_MAX);
+}
+
+static const char *kv_value(const struct source *src, const char *key)
+{
+	for (size_t i = 0; i < src->n_kv; i++)
+		if (strcmp(src->kv[i].key, key) == 0)
+			return src->kv[i].value;
+	return NULL;
+}
+
+/* The first key of a that b lacks or sets otherwise, or NULL. */
+static const char *key_differs(const struct source *a, const struct source *b)
+{
+	for (size_t i = 0; i < a->n_kv; i++) {
+		const char *v = kv_value(b, a->kv[i].key);
+
+		if (!v || strcmp(v, a->kv[i].value) != 0)
+			return a->kv[i].key;
+	}
+	return NULL;
+}
+
+bool source_set_differs(const struct source_set *a, const struct source_set *b, char *what,
+			size_t len)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		const struct source *nb = b->src[i];
+		const struct source *na = source_set_find((struct source_set *)a, nb->name);
+		const char *key;
+
+		if (!na) {
+			snprintf(what, len, "source '%s' (added)", nb->name);
+			return true;
+		}
+		if (na->enabled != nb->enabled) {
+			snprintf(what, len, "source '%s' key 'enabled'", nb->name);
+			return true;
+		}
+		key = key_differs(na, nb);
+		if (!key)
+			key = key_differs(nb, na);
+		if (key) {
+			snprintf(what, len, "source '%s' key '%s'", nb->name, key);
+			return true;
+		}
+	}
+	for (size_t i = 0; i < a->n; i++)
+		if (!source_set_find((struct source_set *)b, a->src[i]->name)) {
+			snprintf(what, len, "source '%s' (removed)", a->src[i]->name);
+			return true;
+		}
+	return false;
+}
+
+const struct source *source_set_denied(const struct source_set *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const struct source *src = set->src[i];
+		struct source_stats st;
+
+		if (!src->enabled || src->opened)
+			continue;
+		source_get_stats(src, &st);
+		if (st.last_error == EACCES || st.last_error == EPERM)
+			return src;
+	}
+	return NULL;
 }
 
 unsigned int source_quality(const struct source *src)

@@ -141,6 +141,32 @@ void source_set_stop(struct source_set *set);
  */
 bool source_set_stop_within(struct source_set *set, uint64_t limit_ns);
 
+/*
+ * Whether sets a and b (built, opened or not) differ in their sources' configuration:
+ * names, enabled, keys and values. When they do, what gets the first difference
+ * ("source 'hwrng' key 'read-size'", "source 'file:x' (added)").
+ */
+bool source_set_differs(const struct source_set *a, const struct source_set *b, char *what,
+			size_t len);
+
+/*
+ * The first enabled source of set that could not be opened for want of permission
+ * (EACCES, EPERM, whether absent or waiting), or NULL.
+ */
+const struct source *source_set_denied(const struct source_set *set);
+
+/*
+ * Retire a set without waiting on a blocked read (a reload's old set): ask every thread
+ * to stop, interrupt their reads, and join those that end within limit_ns. True when all
+ * were joined; else call source_set_reap() later (each thread writes wake_fd as it ends)
+ * until it returns true, then source_set_free().
+ */
+bool source_set_retire(struct source_set *set, uint64_t limit_ns);
+
+/* Join the threads of a retired set that have ended, interrupt the others again. True
+ * when none is left running. */
+bool source_set_reap(struct source_set *set);
+
 /* Credit quality in bits per 1024 bits (configured, else found, else the driver's). */
 unsigned int source_quality(const struct source *src);
 /* Record what the sink did with bytes taken from src. */
