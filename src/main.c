@@ -22,6 +22,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "notify.h"
+#include "pidfile.h"
 #include "privs.h"
 #include "sink.h"
 #include "source.h"
@@ -438,20 +439,6 @@ static int reload_config(void *ctx, struct conf *out, char *err, size_t len)
 	return load_config(o, out, err, len);
 }
 
-static int write_pid_file(const char *path)
-{
-	char buf[32];
-	int fd, r;
-
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	r = write_full(fd, buf, strlen(buf));
-	close(fd);
-	return r;
-}
-
 /*
  * Background mode: fork once everything that can fail at start has been done, so that the
  * parent's exit status is the child's start-up result (rng-tools forks first and so exits 0
@@ -556,7 +543,7 @@ int main(int argc, char **argv)
 	struct source_set *set = NULL;
 	struct daemon d;
 	enum daemon_mode mode = DAEMON_FEED;
-	char *pid_file = NULL;
+	struct pidfile pid_file = { .fd = -1, .keeper_fd = -1 };
 	int report_fd = -1, r, ret = EXIT_RUNTIME, usable;
 
 	log_set_ident("rngd");
@@ -581,6 +568,12 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	o.config_seen = conf.path != NULL;
+	if (o.status && !conf.status_file) {
+		log_error("the status file is disabled ('status-file' is empty): there is no status "
+			  "to show");
+		ret = EXIT_RUNTIME;
+		goto out_conf;
+	}
 	if (o.status) {
 		r = stats_print_status(conf.status_file, o.status_json, stdout);
 		ret = r < 0 ? EXIT_RUNTIME : 0;
@@ -635,17 +628,32 @@ int main(int argc, char **argv)
 		goto out_daemon;
 	}
 
+	/* Locked before the fork, so that a second daemon fails in the foreground. */
+	if (!o.foreground && d.conf.pid_file) {
+		pid_t holder;
+
+		r = pidfile_lock(&pid_file, d.conf.pid_file, &holder, why, sizeof(why));
+		if (r == -EBUSY) {
+			log_error("pid file '%s': %s; not starting a second one", d.conf.pid_file,
+				  why);
+			ret = EXIT_RUNTIME;
+			goto out_daemon;
+		}
+		if (r < 0)
+			log_warning("cannot use pid file '%s': %s, ignoring", d.conf.pid_file, why);
+	}
 	if (!o.foreground)
 		daemonize(&report_fd);
-	if (!o.foreground) {
-		pid_file = strdup(d.conf.pid_file ? d.conf.pid_file : RUNSTATEDIR "/rngd.pid");
-		r = pid_file ? write_pid_file(pid_file) : -ENOMEM;
-		if (r < 0) {
-			log_warning("cannot write pid file '%s': %s, ignoring",
-				    pid_file ? pid_file : "", strerror(-r));
-			free(pid_file);
-			pid_file = NULL;
-		}
+	r = pidfile_write(&pid_file);
+	if (r < 0)
+		log_warning("cannot write pid file '%s': %s, ignoring", pid_file.path,
+			    strerror(-r));
+	/* After the drop, the daemon may not remove it from its directory: a keeper will. */
+	if (pid_file.fd >= 0 && d.conf.user) {
+		r = pidfile_keep_removable(&pid_file);
+		if (r < 0)
+			log_warning("pid file '%s' may stay behind at exit: %s", pid_file.path,
+				    strerror(-r));
 	}
 
 	/*
@@ -660,7 +668,16 @@ int main(int argc, char **argv)
 		r = privs_lookup(d.conf.user, d.conf.group, &uid, &gid);
 		if (r >= 0) {
 			r = stats_prepare_dir(d.conf.status_file, uid, gid);
-			if (r < 0)
+			if (r == -ELOOP)
+				log_warning("the directory of '%s' is a symlink: not followed; no "
+					    "status file",
+					    d.conf.status_file);
+			else if (r == -EPERM)
+				log_warning("the directory of '%s' is neither user '%s''s nor one "
+					    "rngd made (root's, mode 0755, only its files): not "
+					    "handing it over; no status file",
+					    d.conf.status_file, d.conf.user);
+			else if (r < 0)
 				log_warning("cannot prepare the directory of '%s': %s, ignoring",
 					    d.conf.status_file, strerror(-r));
 			r = 0;
@@ -692,9 +709,7 @@ int main(int argc, char **argv)
 	ret = r == -EPERM ? EXIT_NO_PERM : r == -ENOENT ? EXIT_NO_SOURCE : r < 0 ? EXIT_RUNTIME : 0;
 
 out_daemon:
-	if (pid_file)
-		unlink(pid_file);
-	free(pid_file);
+	pidfile_release(&pid_file);
 	daemon_fini(&d);
 	free_options(&o);
 	log_flush();

@@ -2,10 +2,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,25 +178,108 @@ static bool parent_dir(const char *path, char *dir, size_t size)
 	return true;
 }
 
+/* The last component of path (after the last '/'). */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The directory of path, opened without following a symlink in its place. fd or -errno. */
+static int open_dir_of(const char *path)
+{
+	char dir[PATH_MAX];
+	int fd;
+
+	if (!parent_dir(path, dir, sizeof(dir)))
+		snprintf(dir, sizeof(dir), "%s", path[0] == '/' ? "/" : ".");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int r = -errno;
+		struct stat st;
+
+		/* Linux says ENOTDIR for a symlink with O_DIRECTORY|O_NOFOLLOW: tell them apart. */
+		if (r == -ENOTDIR && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			r = -ELOOP;
+		return r;
+	}
+	return fd;
+}
+
+/* Whether directory dfd holds nothing but rngd's files: base, its temporaries, the pid file. */
+static bool only_rngd_files(int dfd, const char *base)
+{
+	size_t n = strlen(base);
+	struct dirent *e;
+	bool only = true;
+	int fd = dup(dfd);
+	DIR *d;
+
+	if (fd < 0)
+		return false;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	while (only && (e = readdir(d))) {
+		const char *name = e->d_name;
+
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+		    strcmp(name, "rngd.pid") == 0 ||
+		    (strncmp(name, base, n) == 0 && (name[n] == '\0' || name[n] == '.')))
+			continue;
+		only = false;
+	}
+	closedir(d);
+	return only;
+}
+
 int stats_prepare_dir(const char *path, uid_t uid, gid_t gid)
 {
 	char dir[PATH_MAX];
+	bool made = false;
 	struct stat st;
 	int r;
 
 	if (!parent_dir(path, dir, sizeof(dir)))
 		return 0;
-	if (stat(dir, &st) == 0)
-		return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-	if (errno != ENOENT)
+	if (mkdir(dir, 0755) == 0) {
+		made = true;
+	} else if (errno == ENOENT) {
+		r = mkdir_parents(dir);
+		if (r < 0)
+			return r;
+		made = true;
+	} else if (errno != EEXIST) {
 		return -errno;
-	r = mkdir_parents(dir);
-	if (r < 0)
-		return r;
-	/* Readable by `rngd --status` whatever the daemon's umask (the unit sets 0077). */
-	if (chmod(dir, 0755) < 0)
+	}
+	/* From here on only through the fd: the name may be swapped for a symlink. */
+	_cleanup_(closep) int dfd = open_dir_of(path);
+
+	if (dfd < 0)
+		return dfd;
+	if (fstat(dfd, &st) < 0)
 		return -errno;
-	if (uid != (uid_t)-1 && chown(dir, uid, gid) < 0)
+	if (made) {
+		/* Readable by `rngd --status` whatever the daemon's umask (the unit sets 0077). */
+		if (fchmod(dfd, 0755) < 0)
+			return -errno;
+		if (uid != (uid_t)-1 && fchown(dfd, uid, gid) < 0)
+			return -errno;
+		return 0;
+	}
+	if (uid == (uid_t)-1 || st.st_uid == uid)
+		return 0;
+	/*
+	 * A directory rngd made on an earlier run as root (root's, 0755, holding only rngd's
+	 * files) is handed to the new user; anything else (another user's, writable by
+	 * others, a shared directory such as /run itself) is not.
+	 */
+	if (st.st_uid != 0 || (st.st_mode & 07777) != 0755 || !only_rngd_files(dfd, base_name(path)))
+		return -EPERM;
+	if (fchown(dfd, uid, gid) < 0)
 		return -errno;
 	return 0;
 }
@@ -203,14 +288,22 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 {
 	_cleanup_(json_decref_p) json_t *root = NULL;
 	_cleanup_(freep) char *text = NULL;
-	char tmp[PATH_MAX];
-	int fd, r;
+	_cleanup_(closep) int dfd = -1;
+	const char *base = base_name(path);
+	char tmp[NAME_MAX + 1];
+	int fd = -1, r;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", base, (long)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
-	if (r < 0)
-		return r;
+	dfd = open_dir_of(path);
+	if (dfd == -ENOENT) {
+		r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
+		if (r < 0)
+			return r;
+		dfd = open_dir_of(path);
+	}
+	if (dfd < 0)
+		return dfd;
 
 	root = doc_to_json(doc);
 	if (!root)
@@ -219,10 +312,12 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 	if (!text)
 		return -ENOMEM;
 
-	fd = mkostemp(tmp, O_CLOEXEC);
+	/* O_EXCL|O_NOFOLLOW: never through a name someone planted; a stale one goes first. */
+	(void)unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	/* mkostemp() makes 0600; people run `rngd --status` without being the daemon's user. */
+	/* The umask may have taken bits: people run `rngd --status` as any user. */
 	if (fchmod(fd, 0644) < 0) {
 		r = -errno;
 		goto fail;
@@ -242,7 +337,8 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 		goto fail;
 	}
 	fd = -1;
-	if (rename(tmp, path) < 0) {
+	/* renameat() replaces a symlink at the status path; it never follows it. */
+	if (renameat(dfd, tmp, dfd, base) < 0) {
 		r = -errno;
 		goto fail;
 	}
@@ -250,7 +346,7 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 fail:
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
+	unlinkat(dfd, tmp, 0);
 	return r;
 }
 
@@ -441,6 +537,19 @@ int stats_print_status(const char *path, bool json, FILE *out)
 	if (!json_is_object(root) || !json_is_integer(version)) {
 		log_error("'%s' is not an rngd status document (no \"version\")", path);
 		return -EBADMSG;
+	}
+	{
+		json_t *pid = json_object_get(root, "pid");
+
+		/* Left by a daemon that was killed (SIGKILL, crash): say so rather than show it. */
+		if (json_is_integer(pid) && json_integer_value(pid) > 0 &&
+		    json_integer_value(pid) <= INT32_MAX &&
+		    kill((pid_t)json_integer_value(pid), 0) < 0 && errno == ESRCH) {
+			log_error("status file '%s' is stale: the rngd that wrote it (pid %lld) is "
+				  "not running",
+				  path, (long long)json_integer_value(pid));
+			return -ESRCH;
+		}
 	}
 	if (json) {
 		if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||

@@ -78,16 +78,24 @@ struct status_doc {
 /*
  * Write doc to path atomically: a temporary file in the same directory, fsync, rename over
  * path; mode 0644. The parent directory is created (0755) only when missing (under systemd
- * RuntimeDirectory= has made it). A reader sees the old or the new document, never a mix.
+ * RuntimeDirectory= has made it); it is opened O_NOFOLLOW and the file is written through
+ * it (a temporary created O_EXCL|O_NOFOLLOW, then renamed over path): a symlink at the
+ * directory or the file is never followed. A reader sees the old or the new document,
+ * never a mix.
  * 0 or -errno; does not log.
  */
 int stats_write_status(const char *path, const struct status_doc *doc);
 
 /*
  * Before dropping privileges: create the directory of path (0755, with missing parents) if
- * it does not exist, and give the directory itself (only when created here) to uid:gid,
- * so that the daemon can still replace the status file after the switch. uid (uid_t)-1:
- * no chown. 0 or -errno; does not log.
+ * it does not exist, and give the directory itself to uid:gid, so that the daemon can
+ * still replace the status file after the switch. After the mkdir the directory is
+ * handled only through an fd opened O_DIRECTORY|O_NOFOLLOW (fchmod, fchown). An existing
+ * directory is handed over only when rngd made it on an earlier run as root: root's, mode
+ * 0755, holding nothing but the status file, its temporaries and rngd.pid. uid
+ * (uid_t)-1: no chown. 0, -ELOOP (a symlink in the directory's place), -EPERM (an existing
+ * directory that is not the user's and not one rngd made), or another -errno; does not
+ * log.
  */
 int stats_prepare_dir(const char *path, uid_t uid, gid_t gid);
 
@@ -95,7 +103,8 @@ int stats_prepare_dir(const char *path, uid_t uid, gid_t gid);
  * `rngd --status`: read the document at path and print it to out, as a table for people
  * or (json true) as the JSON document itself. Problems are logged as one error line naming
  * the file: -ENOENT missing (daemon not running?), -EBADMSG not valid JSON or not a status
- * document, -EPROTONOSUPPORT a format version this program does not know (tables only).
+ * document, -EPROTONOSUPPORT a format version this program does not know (tables only),
+ * -ESRCH a stale document whose pid is not running.
  */
 int stats_print_status(const char *path, bool json, FILE *out);
 

@@ -175,6 +175,156 @@ test_option_rngd_keys() {
 		fail "-O rngd:max-age:0: exit $rc, want 78: $out"
 }
 
+# --status with the status file disabled says so.
+test_status_disabled() {
+	local out rc
+	out=$("$RNGD" --status -c /dev/null -O rngd:status-file: 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && [[ $out == *"status file is disabled"* ]] &&
+		ok "--status with status-file disabled: exit 1 ($out)" ||
+		fail "--status with status-file disabled: exit $rc: $out"
+}
+
+# Background daemons on an idle FIFO (no writer: nothing to feed, nothing read from the
+# hwrng), each with its own pid and status file. Prints nothing; $! is not the daemon.
+bg_rngd() { # pid-file status-file [more options]
+	local pidf=$1 st=$2
+	shift 2
+	[ -p "$T/idle.fifo" ] || mkfifo "$T/idle.fifo"
+	"$RNGD" "${NOSRC[@]}" -O "file:idle:path:$T/idle.fifo" -p "$pidf" \
+		-O "rngd:status-file:$st" "$@"
+}
+pid_in() { [ -s "$1" ] && cat "$1"; }
+status_pid() { "$RNGD" --status --json -c /dev/null -O "rngd:status-file:$1" 2>/dev/null |
+	awk -F': ' '/"pid"/ {gsub(/,/, "", $2); print $2}'; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+status_is() { [ "$(status_pid "$1")" = "$2" ]; }
+
+# One daemon per pid file; SIGKILL then a new start; FIFOs and symlinks at the paths.
+test_pid_file() {
+	local first second rc out
+	is_root || { skip "pid file: needs root to feed the kernel in background mode"; return; }
+	chmod 755 "$T"
+	bg_rngd "$T/rngd.pid" "$T/st/status.json" 2>"$T/bg1.err"
+	rc=$?
+	first=$(pid_in "$T/rngd.pid")
+	[ $rc -eq 0 ] && [ -n "$first" ] || {
+		fail "pid file: the first daemon did not start: exit $rc: $(cat "$T/bg1.err")"
+		return
+	}
+	pids+=("$first")
+	wait_until 10 status_is "$T/st/status.json" "$first"
+	out=$(bg_rngd "$T/rngd.pid" "$T/st2/status.json" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && [[ $out == *"pid $first"* ]]; then
+		ok "second daemon with the same pid file: exit $rc: $out"
+	else
+		fail "second daemon with the same pid file: exit $rc, want non-zero naming pid $first: $out"
+	fi
+	kill -KILL "$first"
+	wait_until 5 gone "$first"
+	out=$("$RNGD" --status -c /dev/null -O "rngd:status-file:$T/st/status.json" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && [[ $out == *"pid $first) is not running"* ]]; then
+		ok "--status after kill -9: exit 1 ($out)"
+	else
+		fail "--status after kill -9: exit $rc, want 1 saying pid $first is not running: $out"
+	fi
+	bg_rngd "$T/rngd.pid" "$T/st/status.json" 2>"$T/bg2.err"
+	rc=$?
+	second=$(pid_in "$T/rngd.pid")
+	[ -n "$second" ] && pids+=("$second")
+	if [ $rc -eq 0 ] && [ -n "$second" ] && [ "$second" != "$first" ] &&
+		wait_until 10 status_is "$T/st/status.json" "$second"; then
+		ok "after kill -9 of pid $first: a new start takes the pid file, --status shows pid $second only"
+	else
+		fail "after kill -9: exit $rc, pid file '$second', status pid '$(status_pid "$T/st/status.json")': $(cat "$T/bg2.err")"
+	fi
+	kill -TERM "$second"
+	wait_until 5 gone "$second"
+	if [ -e "$T/rngd.pid" ]; then
+		fail "pid file left behind after SIGTERM"
+	else
+		ok "pid file removed at exit"
+	fi
+
+	mkfifo "$T/pid.fifo"
+	timeout 10 "$RNGD" "${NOSRC[@]}" -O "file:idle:path:$T/idle.fifo" -p "$T/pid.fifo" \
+		-O "rngd:status-file:$T/st3/status.json" 2>"$T/fifo.err"
+	rc=$?
+	local third=""
+	wait_until 10 test -s "$T/st3/status.json" && third=$(status_pid "$T/st3/status.json")
+	[ -n "$third" ] && pids+=("$third")
+	if [ $rc -eq 0 ] && grep -q "not a regular file" "$T/fifo.err"; then
+		ok "a FIFO at the pid-file path: no hang, refused: $(head -1 "$T/fifo.err")"
+	else
+		fail "a FIFO at the pid-file path: exit $rc: $(cat "$T/fifo.err")"
+	fi
+	[ -n "$third" ] && kill -TERM "$third"
+
+	ln -s "$T/planted" "$T/pid.link"
+	bg_rngd "$T/pid.link" "$T/st4/status.json" 2>"$T/link.err"
+	rc=$?
+	local fourth=""
+	wait_until 10 test -s "$T/st4/status.json" && fourth=$(status_pid "$T/st4/status.json")
+	[ -n "$fourth" ] && pids+=("$fourth")
+	if [ $rc -eq 0 ] && [ ! -e "$T/planted" ] && grep -q "symlink" "$T/link.err"; then
+		ok "a symlink at the pid-file path is not followed: $(head -1 "$T/link.err")"
+	else
+		fail "a symlink at the pid-file path: exit $rc, planted $(ls "$T/planted" 2>&1): $(cat "$T/link.err")"
+	fi
+	[ -n "$fourth" ] && kill -TERM "$fourth"
+}
+
+# The status directory: a root run, then a -D nobody:nogroup run with the same path; a
+# symlink in the directory's place; the pid file removed at exit after the drop.
+test_status_dir() {
+	local st=$T/run/rngd/status.json pid rc out
+	is_root || { skip "status directory: needs root"; return; }
+	chmod 755 "$T"
+	bg_rngd "$T/root.pid" "$st" 2>"$T/sd1.err"
+	pid=$(pid_in "$T/root.pid")
+	[ -n "$pid" ] || { fail "status dir: root run did not start: $(cat "$T/sd1.err")"; return; }
+	pids+=("$pid")
+	wait_until 10 test -s "$st"
+	kill -TERM "$pid"
+	wait_until 5 gone "$pid"
+	bg_rngd "$T/drop.pid" "$st" -D nobody:nogroup 2>"$T/sd2.err"
+	rc=$?
+	pid=$(pid_in "$T/drop.pid")
+	[ -n "$pid" ] && pids+=("$pid")
+	if [ $rc -eq 0 ] && [ -n "$pid" ] && wait_until 10 status_is "$st" "$pid" &&
+		out=$("$RNGD" --status -c /dev/null -O "rngd:status-file:$st" 2>&1); then
+		ok "root run, then -D nobody:nogroup: status written, --status works ($(echo "$out" | head -1)); dir now $(stat -c %U "$T/run/rngd")"
+	else
+		fail "root run, then -D nobody: exit $rc: $(cat "$T/sd2.err") / $out"
+	fi
+	kill -TERM "$pid"
+	if wait_until 5 gone "$pid" && wait_until 5 test ! -e "$T/drop.pid"; then
+		ok "-D nobody:nogroup: pid file in a root-only directory removed at exit"
+	else
+		fail "-D nobody:nogroup: pid file left behind: $(ls -l "$T/drop.pid" 2>&1)"
+	fi
+
+	mkdir "$T/target"
+	ln -s "$T/target" "$T/sdlink"
+	bg_rngd "$T/sl.pid" "$T/sdlink/status.json" -D nobody:nogroup 2>"$T/sd3.err"
+	rc=$?
+	pid=$(pid_in "$T/sl.pid")
+	[ -n "$pid" ] && pids+=("$pid")
+	sleep 1
+	if [ $rc -eq 0 ] && grep -q "is a symlink: not followed" "$T/sd3.err" &&
+		[ "$(stat -c %U "$T/target")" = root ] && [ -z "$(ls "$T/target")" ]; then
+		ok "a symlink in place of the status directory is not followed: $(head -1 "$T/sd3.err")"
+	else
+		fail "a symlink in place of the status directory: exit $rc, target $(stat -c %U "$T/target") $(ls "$T/target"): $(cat "$T/sd3.err")"
+	fi
+	[ -n "$pid" ] && kill -TERM "$pid"
+}
+
+test_status_disabled
+test_pid_file
+test_status_dir
 test_option_rngd_keys
 test_fifo_created_later
 test_reload_200

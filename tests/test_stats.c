@@ -284,12 +284,31 @@ static void test_print_table(void **state)
 	char *out;
 	int r;
 
+	char want[96];
+	pid_t dead;
+
+	/* A document whose pid is not running (a daemon killed with SIGKILL) is stale. */
 	fill_doc(&doc, two_sources, ARRAY_SIZE(two_sources));
+	dead = fork();
+	assert_true(dead >= 0);
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, NULL, 0), dead);
+	doc.pid = dead;
+	assert_int_equal(stats_write_status(t->path, &doc), 0);
+	out = print_to_string(t->path, false, &r);
+	assert_int_equal(r, -ESRCH);
+	free(out);
+
+	/* The pid must be running: this process's. */
+	doc.pid = getpid();
 	assert_int_equal(stats_write_status(t->path, &doc), 0);
 	out = print_to_string(t->path, false, &r);
 	assert_int_equal(r, 0);
 	print_message("%s", out);
-	assert_non_null(strstr(out, "rngd 9.8.7, pid 4321, started 2026-11-30T04:46:55Z"));
+	snprintf(want, sizeof(want), "rngd 9.8.7, pid %ld, started 2026-11-30T04:46:55Z",
+		 (long)getpid());
+	assert_non_null(strstr(out, want));
 	assert_non_null(strstr(out, "kernel: modern random driver, CRNG ready\n"));
 	assert_non_null(strstr(out, "fed: 3 times, 192 B, 1536 bits credited, 3 reseeds, "
 				    "last 2026-11-30T04:47:54Z\n"));
@@ -393,12 +412,28 @@ static void test_prepare_dir(void **state)
 	snprintf(dir, sizeof(dir), "%s/a", t->dir);
 	assert_int_equal(stat(dir, &st), 0);
 	assert_int_equal(st.st_uid, 0);
-	/* An existing directory is never chowned. */
-	assert_int_equal(stats_prepare_dir(t->path, 65534, 65534), 0);
+	/* An existing directory rngd did not make (0700, other files) is refused, unchanged. */
 	snprintf(path, sizeof(path), "%s/x.json", t->dir);
-	assert_int_equal(stats_prepare_dir(path, 65534, 65534), 0);
+	assert_int_equal(stats_prepare_dir(path, 65534, 65534), -EPERM);
 	assert_int_equal(stat(t->dir, &st), 0);
 	assert_int_equal(st.st_uid, 0);
+	/* One rngd made on a root run (root's, 0755, only its files) is taken over. */
+	snprintf(dir, sizeof(dir), "%s/own", t->dir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/own/status.json", t->dir);
+	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	assert_int_equal(stats_prepare_dir(path, 65534, 65533), 0);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	/* A symlink in the directory's place is never followed. */
+	snprintf(dir, sizeof(dir), "%s/link", t->dir);
+	assert_int_equal(symlink("own", dir), 0);
+	snprintf(path, sizeof(path), "%s/link/status.json", t->dir);
+	assert_int_equal(stats_prepare_dir(path, 0, 0), -ELOOP);
+	snprintf(dir, sizeof(dir), "%s/own", t->dir);
+	assert_int_equal(stat(dir, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
 }
 
 static void test_summary(void **state)
