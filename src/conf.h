@@ -15,7 +15,12 @@
 
 #include "conf_section.h"
 
+/* configure --sysconfdir (Makefile.am passes SYSCONFDIR), as rngd(8) says. */
+#ifdef SYSCONFDIR
+#define CONF_DEFAULT_PATH SYSCONFDIR "/rngd.conf"
+#else
 #define CONF_DEFAULT_PATH "/etc/rngd.conf"
+#endif
 #define CONF_ERR_MAX 512
 
 /*

@@ -34,6 +34,17 @@ static int block_signals(sigset_t *set)
 	sigaddset(set, SIGUSR1);
 	/* A reader of our output that goes away is an EPIPE, not a death. */
 	signal(SIGPIPE, SIG_IGN);
+	{
+		/* Synchronous faults stay deliverable whatever mask we were started with. */
+		sigset_t sync;
+
+		sigemptyset(&sync);
+		sigaddset(&sync, SIGSEGV);
+		sigaddset(&sync, SIGBUS);
+		sigaddset(&sync, SIGILL);
+		sigaddset(&sync, SIGFPE);
+		pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
+	}
 	return -pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
@@ -589,6 +600,10 @@ static int reload(struct daemon *d)
 		log_error("reload refused: the change to %s needs privileges rngd no longer has "
 			  "(%s: %s); restart rngd to apply it; keeping the old configuration",
 			  what, source_name(denied), "permission denied");
+		goto fail;
+	}
+	if (source_set_start_error(set) == EINVAL) { /* the source has said why */
+		log_error("a source of the new configuration is misconfigured; keeping the old one");
 		goto fail;
 	}
 	if (usable <= 0) {

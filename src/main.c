@@ -126,7 +126,6 @@ static void usage(FILE *f)
 		"  -R, --force-reseed=SECONDS  seconds between feeds (feed-interval, 60)\n"
 		"  -e, --entropy-count=BITS    at most BITS credited per byte (1..8, 8)\n"
 		"  -t, --test                  test the sources: FIPS on, nothing fed, rates shown\n"
-		"  -i, --ignorefail            never disable a source for FIPS failures\n"
 		"  -u, --use-slow-sources      accepted for compatibility (all sources are read)\n"
 		"  -D, --drop-privileges=USER[:GROUP]  run as USER keeping only CAP_SYS_ADMIN\n"
 		"  -c, --config=FILE           configuration file (" CONF_DEFAULT_PATH ")\n"
@@ -589,6 +588,16 @@ int main(int argc, char **argv)
 		ret = EXIT_CONFIG;
 		goto out_conf;
 	}
+	if (o.check_config && conf.user) {
+		uid_t uid;
+		gid_t gid;
+
+		/* The user and group must exist here (privs_lookup() says which does not). */
+		if (privs_lookup(conf.user, conf.group, &uid, &gid) < 0) {
+			ret = EXIT_CONFIG;
+			goto out_set;
+		}
+	}
 	if (o.check_config) {
 		printf("%s: configuration OK\n", conf.path ? conf.path : "defaults");
 		ret = 0;
@@ -615,6 +624,12 @@ int main(int argc, char **argv)
 	}
 	/* conf and set belong to d from here on. */
 	usable = source_set_init(d.set);
+	r = source_set_start_error(d.set);
+	if (r == EINVAL) { /* the source has said why, naming itself */
+		notify_nothing_to_do("bad configuration of a source");
+		ret = EXIT_CONFIG;
+		goto out_daemon;
+	}
 	/* --once seeds from what is there now: it does not wait for a device to appear. */
 	if (usable > 0 && mode == DAEMON_ONCE)
 		usable = count_ready(d.set);
@@ -623,6 +638,14 @@ int main(int argc, char **argv)
 
 		no_source_why(d.set, text, sizeof(text));
 		log_full(LOG_WARNING, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE, "%s", text);
+		/* A limit or a permission of this run is a runtime failure, not "nothing here". */
+		if (r > 0) {
+			log_error("a source failed for a reason of this run (%s), not for want of "
+				  "hardware",
+				  strerror(r));
+			ret = EXIT_RUNTIME;
+			goto out_daemon;
+		}
 		notify_nothing_to_do(text);
 		ret = EXIT_NO_SOURCE;
 		goto out_daemon;

@@ -55,24 +55,47 @@ static int lookup_errno(void)
 	return -errno;
 }
 
+/* A numeric id ("65534"), as rngd.conf(5) allows for user and group. */
+static bool numeric_id(const char *s, uint64_t *ret)
+{
+	return parse_uint(s, 0, UINT32_MAX - 1, ret) == 0;
+}
+
 static int resolve(const char *user, const char *group, uid_t *ret_uid, gid_t *ret_gid)
 {
 	struct passwd *pw;
 	struct group *gr;
+	uint64_t id;
 	gid_t gid;
 
 	errno = 0;
 	pw = getpwnam(user);
-	if (!pw)
-		return log_fail(user, group, lookup_errno(), "unknown user");
-	gid = pw->pw_gid;
-	*ret_uid = pw->pw_uid;
+	if (pw) {
+		*ret_uid = pw->pw_uid;
+		gid = pw->pw_gid;
+	} else {
+		/* A uid without a passwd entry: its group is the same number unless given. */
+		int e = lookup_errno();
+
+		if (e != -ENOENT || !numeric_id(user, &id))
+			return log_fail(user, group, e, "unknown user");
+		*ret_uid = (uid_t)id;
+		errno = 0;
+		pw = getpwuid((uid_t)id);
+		gid = pw ? pw->pw_gid : (gid_t)id;
+	}
 	if (group) {
 		errno = 0;
 		gr = getgrnam(group);
-		if (!gr)
-			return log_fail(user, group, lookup_errno(), "unknown group");
-		gid = gr->gr_gid;
+		if (gr) {
+			gid = gr->gr_gid;
+		} else {
+			int e = lookup_errno();
+
+			if (e != -ENOENT || !numeric_id(group, &id))
+				return log_fail(user, group, e, "unknown group");
+			gid = (gid_t)id;
+		}
 	}
 	if (*ret_uid == 0 || gid == 0)
 		return log_fail(user, group, -EINVAL,

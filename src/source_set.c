@@ -286,6 +286,33 @@ static void set_error(struct source *src, int err, const char *text)
 	pthread_mutex_unlock(&src->lock);
 }
 
+/* Whether an open failed for a reason of this run (limits, permissions), not this machine. */
+static bool failed_at_run_time(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM || err == EACCES || err == EPERM;
+}
+
+int source_set_start_error(const struct source_set *set)
+{
+	int run = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		const struct source *src = set->src[i];
+		struct source_stats st;
+
+		if (!src->enabled || src->opened)
+			continue;
+		source_get_stats(src, &st);
+		if (st.state != SOURCE_ABSENT)
+			continue;
+		if (src->configured && st.last_error == EINVAL)
+			return EINVAL;
+		if (!run && failed_at_run_time(st.last_error))
+			run = st.last_error;
+	}
+	return run;
+}
+
 int source_set_init(struct source_set *set)
 {
 	int usable = 0;
@@ -318,9 +345,13 @@ int source_set_init(struct source_set *set)
 		}
 		if (r < 0) {
 			set_error(src, -r, why);
-			/* A default source this machine lacks (via on AMD) is no news. */
-			log_full(src->configured ? LOG_WARNING : LOG_DEBUG, src->name,
-				 "source-absent", NULL, "not available: %s", why);
+			/*
+			 * A default source this machine lacks (via on AMD) is no news; one that
+			 * failed for a reason of this run (EMFILE, EACCES, ENOMEM) is.
+			 */
+			log_full(src->configured || failed_at_run_time(-r) ? LOG_WARNING
+									  : LOG_DEBUG,
+				 src->name, "source-absent", NULL, "not available: %s", why);
 			continue;
 		}
 		pthread_mutex_lock(&src->lock);
@@ -344,8 +375,16 @@ int source_set_start(struct source_set *set, int wake_fd)
 
 	if (r < 0)
 		return r;
-	/* The threads inherit a mask with everything blocked; they unblock their signal. */
+	/*
+	 * The threads inherit a mask with everything blocked but the synchronous signals (a
+	 * fault blocked in a thread is undefined: the kernel kills the process without the
+	 * default action's core dump); they unblock their own interrupt signal.
+	 */
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];

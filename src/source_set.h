@@ -111,6 +111,14 @@ int source_set_list(struct source_set *set, FILE *f);
 int source_set_init(struct source_set *set);
 
 /*
+ * After source_set_init(): why enabled sources are absent, beyond "not on this machine".
+ * EINVAL when a configured one was refused by its driver (a configuration error: a wrong
+ * backend name, a directory as a file source); else the errno of the first that failed for
+ * a reason of this run (EMFILE, ENFILE, ENOMEM, EACCES, EPERM); else 0.
+ */
+int source_set_start_error(const struct source_set *set);
+
+/*
  * Read exactly n bytes from an opened source (source_set_init succeeded for it) on the
  * calling thread, straight from its driver: no FIPS tests, no ring. Short reads are
  * repeated; a read that returns 0 (nothing now) is followed by the framework's dry-spell

@@ -250,7 +250,7 @@ expect_exit() { # want, description, command...
 
 test_exit_codes() {
 	expect_exit 66 "no source at all" timeout 10 "$RNGD" -f "${NOSRC[@]}" -o "$T/o"
-	expect_exit 66 "a file source that can never be read (a directory)" \
+	expect_exit 78 "a file source that can never be read (a directory)" \
 		timeout 10 "$RNGD" -f "${NOSRC[@]}" -O "file:x:path:$T" -o "$T/o"
 	printf '[rngd]\nfeed-interval = soon\n' >"$T/bad.conf"
 	expect_exit 78 "bad configuration file" timeout 10 "$RNGD" -f -c "$T/bad.conf"

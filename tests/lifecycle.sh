@@ -152,6 +152,8 @@ test_reload_messages() {
 	rm -f "$conf"
 	hup_expect "file gone" "keeping the old configuration"
 	printf '[rngd]\nstatus-file =\n[source file:m]\npath = %s\n' "$T" >"$conf"
+	hup_expect "a directory as the source" "misconfigured; keeping the old one"
+	printf '[rngd]\nstatus-file =\n[source file:m]\npath = %s\nenabled = no\n' "$fifo" >"$conf"
 	hup_expect "no usable source" "no usable source in the new configuration; keeping the old one"
 	if kill -0 "$pid" 2>/dev/null && in_log "$log" "file:m: running"; then
 		ok "reload failures: the old set still runs"
@@ -322,7 +324,72 @@ test_status_dir() {
 	[ -n "$pid" ] && kill -TERM "$pid"
 }
 
+# Errors that name their cause and exit with the right code.
+test_error_causes() {
+	local out rc
+	expect() { # want-rc what command...
+		local want=$1 what=$2
+		shift 2
+		out=$("$@" 2>&1)
+		rc=$?
+		[ $rc -eq "$want" ] && ok "$what: exit $rc ($(echo "$out" | tail -1 | cut -c1-150))" ||
+			fail "$what: exit $rc, want $want: $out"
+	}
+	expect 0 "--check-config -D 65534 (numeric uid)" "$RNGD" --check-config -c /dev/null -D 65534
+	expect 0 "--check-config -D 4242:4343 (numeric ids without entries)" \
+		"$RNGD" --check-config -c /dev/null -D 4242:4343
+	expect 78 "--check-config with an unknown user" \
+		"$RNGD" --check-config -c /dev/null -D no-such-user-here
+	expect 78 "--check-config with an unknown group" \
+		"$RNGD" --check-config -c /dev/null -D nobody:no-such-group-here
+	expect 1 "ulimit -n 8: EMFILE is a runtime failure, said at the default level" \
+		bash -c "ulimit -n 8; exec timeout 10 '$RNGD' -f -t -x via -O rngd:status-file:"
+	[[ $out == *"Too many open files"* ]] || fail "ulimit -n 8: the cause is not named: $out"
+	if [ -c /dev/hwrng ] && grep -qv '^none$' /sys/class/misc/hw_random/rng_available 2>/dev/null &&
+		grep -q '[a-z]' /sys/class/misc/hw_random/rng_current 2>/dev/null &&
+		[ "$(cat /sys/class/misc/hw_random/rng_current)" != none ]; then
+		expect 78 "an unknown hwrng backend is a configuration error" \
+			timeout 10 "$RNGD" -f -t -x via -O hwrng:backend:nosuch -O rngd:status-file:
+	else
+		skip "unknown hwrng backend: no hwrng with a backend here"
+	fi
+	"$RNGD" --help | grep -q -- "--ignorefail" && fail "--help still documents -i" ||
+		ok "--help no longer promises what -i does not do"
+	expect 0 "-i still accepted" "$RNGD" -i --check-config -c /dev/null
+	"$RNGD" --help | grep -q "(@*[^ ]*/rngd.conf)" &&
+		ok "default configuration: $("$RNGD" --help | grep -o "(/[^ ]*rngd.conf)")"
+}
+
+# Synchronous signals (SIGILL 4, SIGFPE 8, SIGBUS 7, SIGSEGV 11) are blocked in no thread.
+test_sync_signals() {
+	local log=$T/sig.log fifo=$T/sig.fifo pid bad=""
+	mkfifo "$fifo"
+	feed_fifo "$fifo"
+	"$RNGD" -f -t "${NOSRC[@]}" -O "file:s:path:$fifo" -O rngd:status-file: 2>"$log" &
+	pid=$!
+	pids+=("$pid")
+	wait_until 10 in_log "$log" "file:s: running" || {
+		fail "sync signals: rngd never ran: $(head -3 "$log")"
+		return
+	}
+	local n=0
+	for st in /proc/"$pid"/task/*/status; do
+		local blk
+		blk=$(awk '/^SigBlk:/ {print $2}' "$st")
+		n=$((n + 1))
+		for sig in 4 7 8 11; do
+			(((0x$blk >> (sig - 1)) & 1)) && bad="$bad ${st%/status}:$sig"
+		done
+	done
+	[ -z "$bad" ] && ok "synchronous signals unblocked in all $n threads" ||
+		fail "synchronous signals blocked in:$bad"
+	kill -TERM "$pid"
+	wait "$pid"
+}
+
 test_status_disabled
+test_error_causes
+test_sync_signals
 test_pid_file
 test_status_dir
 test_option_rngd_keys

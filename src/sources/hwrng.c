@@ -173,9 +173,16 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 			return -EINVAL;
 		}
 		if (!find_in_list(fs->available, p, want, fs->target, sizeof(fs->target))) {
+			char any[NAME_SIZE];
+
 			snprintf(why, len, "backend '%s' not available (available: %s)", want,
 				 fs->available);
-			return -ENODEV;
+			/*
+			 * With other backends registered it is a wrong name (a configuration
+			 * error); with none yet, its module may still bind (waiting).
+			 */
+			return find_in_list(fs->available, p, NULL, any, sizeof(any)) ? -EINVAL
+										: -ENODEV;
 		}
 		return 0;
 	}
