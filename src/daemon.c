@@ -637,6 +637,7 @@ swap_conf:
 	goto done;
 fail:
 	pool_free(pool);
+	source_set_abort(set); /* put back what its sources changed (rng_current) */
 	if (set && !source_set_stop_within(set, STOP_LIMIT_NS))
 		log_debug("a new source thread is still in its driver's read; the exit ends it");
 	source_set_free(set);

@@ -544,6 +544,7 @@ int main(int argc, char **argv)
 	enum daemon_mode mode = DAEMON_FEED;
 	struct pidfile pid_file = { .fd = -1, .keeper_fd = -1 };
 	int report_fd = -1, r, ret = EXIT_RUNTIME, usable;
+	bool started = false;
 
 	log_set_ident("rngd");
 	parse_args(&o, argc, argv);
@@ -623,6 +624,23 @@ int main(int argc, char **argv)
 		goto out_set;
 	}
 	/* conf and set belong to d from here on. */
+	/*
+	 * Locked before the sources are opened (a second daemon must not switch the first's
+	 * backend) and before the fork (so that it fails in the foreground).
+	 */
+	if (!o.foreground && d.conf.pid_file) {
+		pid_t holder;
+
+		r = pidfile_lock(&pid_file, d.conf.pid_file, &holder, why, sizeof(why));
+		if (r == -EBUSY) {
+			log_error("pid file '%s': %s; not starting a second one", d.conf.pid_file,
+				  why);
+			ret = EXIT_RUNTIME;
+			goto out_daemon;
+		}
+		if (r < 0)
+			log_warning("cannot use pid file '%s': %s, ignoring", d.conf.pid_file, why);
+	}
 	usable = source_set_init(d.set);
 	r = source_set_start_error(d.set);
 	if (r == EINVAL) { /* the source has said why, naming itself */
@@ -651,20 +669,6 @@ int main(int argc, char **argv)
 		goto out_daemon;
 	}
 
-	/* Locked before the fork, so that a second daemon fails in the foreground. */
-	if (!o.foreground && d.conf.pid_file) {
-		pid_t holder;
-
-		r = pidfile_lock(&pid_file, d.conf.pid_file, &holder, why, sizeof(why));
-		if (r == -EBUSY) {
-			log_error("pid file '%s': %s; not starting a second one", d.conf.pid_file,
-				  why);
-			ret = EXIT_RUNTIME;
-			goto out_daemon;
-		}
-		if (r < 0)
-			log_warning("cannot use pid file '%s': %s, ignoring", d.conf.pid_file, why);
-	}
 	if (!o.foreground)
 		daemonize(&report_fd);
 	r = pidfile_write(&pid_file);
@@ -725,6 +729,7 @@ int main(int argc, char **argv)
 		goto out_daemon;
 	}
 	report_start(&report_fd, 0);
+	started = true;
 
 	r = daemon_run(&d);
 	if (d.conf.status_file)
@@ -732,6 +737,9 @@ int main(int argc, char **argv)
 	ret = r == -EPERM ? EXIT_NO_PERM : r == -ENOENT ? EXIT_NO_SOURCE : r < 0 ? EXIT_RUNTIME : 0;
 
 out_daemon:
+	/* A failed start puts back what the sources changed (rng_current), as rngd(8) says. */
+	if (!started && ret != 0)
+		source_set_abort(d.set);
 	pidfile_release(&pid_file);
 	daemon_fini(&d);
 	free_options(&o);

@@ -142,6 +142,11 @@ void source_set_quality(struct source *src, unsigned int quality);
 int source_sleep(struct source *src, uint64_t ns);
 bool source_stopping(const struct source *src);
 /*
+ * For fini: whether the daemon's start failed (source_set_abort()), so that what init
+ * changed for the daemon's life (rng_current) is put back.
+ */
+bool source_start_failed(const struct source *src);
+/*
  * Named event counters shown in statistics and the status file ("config-changed").
  * source_counter() registers a name (at most 8 per source) and returns its index, or -ENOSPC.
  */

@@ -95,6 +95,7 @@ struct source_set {
 	bool started;
 	size_t ring_blocks;
 	bool abandoned; /* a thread outlived source_set_stop_within() */
+	bool start_failed; /* source_set_abort(): fini undoes what init changed */
 	struct source_set *next_abandoned;
 	/*
 	 * The consumer is about to sleep (pool.c writes): the next published block must wake

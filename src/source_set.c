@@ -292,6 +292,17 @@ static bool failed_at_run_time(int err)
 	return err == EMFILE || err == ENFILE || err == ENOMEM || err == EACCES || err == EPERM;
 }
 
+void source_set_abort(struct source_set *set)
+{
+	if (set)
+		set->start_failed = true;
+}
+
+bool source_start_failed(const struct source *src)
+{
+	return src->set && src->set->start_failed;
+}
+
 int source_set_start_error(const struct source_set *set)
 {
 	int run = 0;

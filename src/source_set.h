@@ -111,6 +111,12 @@ int source_set_list(struct source_set *set, FILE *f);
 int source_set_init(struct source_set *set);
 
 /*
+ * The daemon's start failed after source_set_init(): the drivers' fini (at
+ * source_set_free()) put back what their init changed (rng_current). Accepts NULL.
+ */
+void source_set_abort(struct source_set *set);
+
+/*
  * After source_set_init(): why enabled sources are absent, beyond "not on this machine".
  * EINVAL when a configured one was refused by its driver (a configuration error: a wrong
  * backend name, a directory as a file source); else the errno of the first that failed for

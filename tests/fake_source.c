@@ -19,6 +19,7 @@ struct source {
 	void *priv;
 	int found_quality;
 	bool stopping;
+	bool start_failed;
 	uint64_t slept_ns;
 	const char *counter_names[8];
 	uint64_t counters[8];
@@ -67,6 +68,11 @@ int fake_source_found_quality(const struct source *src)
 void fake_source_stop(struct source *src)
 {
 	src->stopping = true;
+}
+
+void fake_source_abort(struct source *src)
+{
+	src->start_failed = true;
 }
 
 uint64_t fake_source_counter(const struct source *src, const char *name)
@@ -160,6 +166,11 @@ int source_sleep(struct source *src, uint64_t ns)
 bool source_stopping(const struct source *src)
 {
 	return src->stopping;
+}
+
+bool source_start_failed(const struct source *src)
+{
+	return src->start_failed;
 }
 
 int source_counter(struct source *src, const char *name)

@@ -17,6 +17,8 @@ void fake_source_free(struct source *src);
 int fake_source_found_quality(const struct source *src);
 /* Make source_stopping() true and source_sleep() return -ECANCELED. */
 void fake_source_stop(struct source *src);
+/* Make source_start_failed() true (the daemon's start failed: fini undoes init). */
+void fake_source_abort(struct source *src);
 /* Value of a counter registered by the driver, or 0. Total ns slept via source_sleep(). */
 uint64_t fake_source_counter(const struct source *src, const char *name);
 uint64_t fake_source_slept_ns(const struct source *src);

@@ -154,11 +154,27 @@ test_reload_blocked() {
 	kill -TERM "$pid"
 	wait "$pid"
 }
+# 4. A start that fails after the hwrng source selected its backend puts rng_current back.
+test_failed_start_restores() {
+	local out rc now_cur
+	echo none >"$sys/rng_current"
+	out=$(timeout 20 "$RNGD" -f -x via -O "hwrng:backend:$cur" -O rngd:status-file: \
+		-D no-such-user-here 2>&1)
+	rc=$?
+	now_cur=$(cat "$sys/rng_current")
+	if [ $rc -eq 78 ] && [ "$now_cur" = none ]; then
+		ok "start failing after 'backend = $cur' was selected: exit $rc, rng_current back to none"
+	else
+		fail "failed start: exit $rc, rng_current '$now_cur' (want none): $out"
+	fi
+	restore
+}
 test_count() { [ "$(grep -c "configuration reloaded" "$1")" -ge "$2" ]; }
 
 test_backend_late
 test_dropped
 test_reload_blocked
+test_failed_start_restores
 restore
 now_cur=$(cat "$sys/rng_current")
 [ "$now_cur" = "$cur" ] || fail "rng_current is '$now_cur', was '$cur'"

@@ -332,6 +332,16 @@ static void test_select_backend(void **state)
 	assert_int_equal(current_writes, 1);
 	source_hwrng.fini(src);
 	fake_source_free(src);
+
+	/* The daemon's start failed after init: fini puts the previous selection back. */
+	src = new_src(&source_hwrng, "backend=tpm-rng-0", NULL);
+	sysfs_tree("virtio_rng.0", "virtio_rng.0 tpm-rng-0 none", "512");
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), 0);
+	assert_string_equal(get("rng_current"), "tpm-rng-0");
+	fake_source_abort(src);
+	source_hwrng.fini(src);
+	assert_string_equal(get("rng_current"), "virtio_rng.0");
+	fake_source_free(src);
 }
 
 static void test_unknown_backend(void **state)
@@ -339,12 +349,17 @@ static void test_unknown_backend(void **state)
 	struct source *src = new_src(&source_hwrng, "backend=bogus", NULL);
 	char why[256];
 
-	assert_int_equal(source_hwrng.probe(src, why, sizeof(why)), -ENODEV);
+	/* Other backends are registered: a wrong name, a configuration error. */
+	assert_int_equal(source_hwrng.probe(src, why, sizeof(why)), -EINVAL);
 	assert_string_equal(why, "backend 'bogus' not available (available: virtio_rng.0 none)");
-	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), -ENODEV);
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), -EINVAL);
 	assert_string_equal(why, "backend 'bogus' not available (available: virtio_rng.0 none)");
 	assert_int_equal(current_writes, 0);
 	assert_string_equal(get("rng_current"), "virtio_rng.0");
+	/* None registered yet: its module may still bind (the framework waits). */
+	sysfs_tree("none", "none", NULL);
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), -ENODEV);
+	assert_string_equal(why, "backend 'bogus' not available (available: none)");
 	fake_source_free(src);
 
 	src = new_src(&source_hwrng, "backend=none", NULL);

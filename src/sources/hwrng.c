@@ -28,19 +28,23 @@
 #define NAME_SIZE 128
 #define LIST_SIZE 1024
 
-struct hwrng_state {
-	const struct hwrng_profile *quirks;
-	int fd;
-	size_t read_size;
-	int hw_error_counter;
-};
-
-/* What the hw_random sysfs directory says, and what the source should use. */
+/* What the sysfs directory said and whether init changed it. */
 struct hwrng_sysfs {
 	char current[NAME_SIZE];
 	char available[LIST_SIZE];
 	char target[NAME_SIZE]; /* backend to use; "" when unknown (no sysfs) */
 };
+
+struct hwrng_state {
+	const struct hwrng_profile *quirks;
+	int fd;
+	size_t read_size;
+	int hw_error_counter;
+	/* init selected fs.target (rng_current was fs.current, automatic when prev_auto). */
+	bool changed, prev_auto;
+	struct hwrng_sysfs fs;
+};
+
 
 static const struct hwrng_profile hwrng_profile_plain = {
 	.driver = "hwrng",
@@ -354,6 +358,9 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 	st->quirks = quirks_for(p, fs.target);
 	st->read_size = (size_t)source_opt_uint(src, "read-size");
 	st->hw_error_counter = st->quirks->hw_errors ? source_counter(src, "hardware-errors") : -1;
+	st->changed = changed;
+	st->prev_auto = prev_auto;
+	st->fs = fs;
 	source_set_priv(src, st);
 	snprintf(why, len, "%s", fs.target[0] ? fs.target : dev);
 	return 0;
@@ -436,6 +443,9 @@ void hwrng_fini(struct source *src)
 		return;
 	if (st->fd >= 0)
 		close(st->fd);
+	/* The daemon did not start: like a failed init, put the previous selection back. */
+	if (st->changed && source_start_failed(src))
+		restore_backend(source_opt_str(src, "sysfs"), &st->fs, st->prev_auto);
 	free(st);
 	source_set_priv(src, NULL);
 }
