@@ -34,17 +34,8 @@ static int block_signals(sigset_t *set)
 	sigaddset(set, SIGUSR1);
 	/* A reader of our output that goes away is an EPIPE, not a death. */
 	signal(SIGPIPE, SIG_IGN);
-	{
-		/* Synchronous faults stay deliverable whatever mask we were started with. */
-		sigset_t sync;
-
-		sigemptyset(&sync);
-		sigaddset(&sync, SIGSEGV);
-		sigaddset(&sync, SIGBUS);
-		sigaddset(&sync, SIGILL);
-		sigaddset(&sync, SIGFPE);
-		pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
-	}
+	/* Synchronous faults stay deliverable whatever mask we were started with. */
+	unblock_sync_signals();
 	return -pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 

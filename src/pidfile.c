@@ -159,8 +159,9 @@ void pidfile_release(struct pidfile *p)
 {
 	if (p->fd >= 0) {
 		/* Still locked while it goes: a new daemon cannot take the name meanwhile. */
-		if (unlink(p->path) < 0 && p->keeper_fd < 0)
-			(void)ftruncate(p->fd, 0);
+		if (unlink(p->path) < 0 && p->keeper_fd < 0 && ftruncate(p->fd, 0) < 0) {
+			/* Left as it is: the lock, not the content, says whether rngd runs. */
+		}
 		close(p->fd);
 		p->fd = -1;
 	}

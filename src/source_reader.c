@@ -613,6 +613,7 @@ void *source_reader_main(void *arg)
 	sigemptyset(&ss);
 	sigaddset(&ss, SOURCE_INTERRUPT_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
+	unblock_sync_signals();
 	reader_loop(src);
 	atomic_store(&src->waiting, true);
 	atomic_store(&src->thread_done, true);

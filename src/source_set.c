@@ -303,6 +303,15 @@ bool source_start_failed(const struct source *src)
 	return src->set && src->set->start_failed;
 }
 
+/* Whether src is enabled but was not opened; st gets its snapshot then. */
+static bool not_opened(const struct source *src, struct source_stats *st)
+{
+	if (!src->enabled || src->opened)
+		return false;
+	source_get_stats(src, st);
+	return true;
+}
+
 int source_set_start_error(const struct source_set *set)
 {
 	int run = 0;
@@ -311,10 +320,7 @@ int source_set_start_error(const struct source_set *set)
 		const struct source *src = set->src[i];
 		struct source_stats st;
 
-		if (!src->enabled || src->opened)
-			continue;
-		source_get_stats(src, &st);
-		if (st.state != SOURCE_ABSENT)
+		if (!not_opened(src, &st) || st.state != SOURCE_ABSENT)
 			continue;
 		if (src->configured && st.last_error == EINVAL)
 			return EINVAL;
@@ -387,15 +393,10 @@ int source_set_start(struct source_set *set, int wake_fd)
 	if (r < 0)
 		return r;
 	/*
-	 * The threads inherit a mask with everything blocked but the synchronous signals (a
-	 * fault blocked in a thread is undefined: the kernel kills the process without the
-	 * default action's core dump); they unblock their own interrupt signal.
+	 * The threads inherit a mask with everything blocked; they unblock their interrupt
+	 * signal and the synchronous ones (source_reader_main()).
 	 */
 	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	sigdelset(&all, SIGILL);
-	sigdelset(&all, SIGFPE);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
@@ -515,27 +516,25 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 		if (!all_done)
 			nanosleep(&tick, NULL);
 	}
+	if (source_set_reap(set)) /* joins those that ended */
+		return !set->abandoned;
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
 
 		if (!src->thread_started)
 			continue;
-		if (atomic_load(&src->thread_done)) {
-			pthread_join(src->thread, NULL);
-		} else {
-			/*
-			 * Still inside the driver: virtio-rng, for one, waits for the host
-			 * killably, so only the process's exit ends that read (kernel-
-			 * interfaces.md §3). Let it go; the set stays allocated for it.
-			 */
-			pthread_detach(src->thread);
-			set->abandoned = true;
-		}
+		/*
+		 * Still inside the driver: virtio-rng, for one, waits for the host killably,
+		 * so only the process's exit ends that read (kernel-interfaces.md §3). Let it
+		 * go; the set stays allocated for it.
+		 */
+		pthread_detach(src->thread);
+		set->abandoned = true;
 		src->thread_started = false;
 		atomic_store(&src->waiting, false);
 	}
 	set->started = false;
-	return !set->abandoned;
+	return false;
 }
 
 void source_set_stop(struct source_set *set)
@@ -598,14 +597,11 @@ bool source_set_differs(const struct source_set *a, const struct source_set *b, 
 const struct source *source_set_denied(const struct source_set *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
-		const struct source *src = set->src[i];
 		struct source_stats st;
 
-		if (!src->enabled || src->opened)
-			continue;
-		source_get_stats(src, &st);
-		if (st.last_error == EACCES || st.last_error == EPERM)
-			return src;
+		if (not_opened(set->src[i], &st) &&
+		    (st.last_error == EACCES || st.last_error == EPERM))
+			return set->src[i];
 	}
 	return NULL;
 }

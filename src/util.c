@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +263,18 @@ void wipe(void *p, size_t n)
 	memset(p, 0, n);
 	__asm__ __volatile__("" : : "r"(p) : "memory");
 #endif
+}
+
+void unblock_sync_signals(void)
+{
+	sigset_t sync;
+
+	sigemptyset(&sync);
+	sigaddset(&sync, SIGSEGV);
+	sigaddset(&sync, SIGBUS);
+	sigaddset(&sync, SIGILL);
+	sigaddset(&sync, SIGFPE);
+	pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
 }
 
 void closep(int *fd)

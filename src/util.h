@@ -92,6 +92,12 @@ int open_read_blocking(const char *path);
 /* Wipe memory that held entropy; the compiler may not drop it. */
 void wipe(void *p, size_t n);
 
+/*
+ * Unblock SIGSEGV, SIGBUS, SIGILL and SIGFPE in the calling thread: a synchronous fault
+ * while blocked is undefined (the kernel kills the process without the default action).
+ */
+void unblock_sync_signals(void);
+
 /* Close *fd if it is open and set it to -1; for _cleanup_(closep). */
 void closep(int *fd);
 void freep(void *p);

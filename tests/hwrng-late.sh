@@ -22,13 +22,8 @@ hwrng_lock
 cur=$(cat "$sys/rng_current")
 sel=$(cat "$sys/rng_selected" 2>/dev/null || echo 1)
 [ "$cur" != none ] || { skip "no current hwrng backend"; finish; }
-restore() {
-	if [ "$sel" = 0 ]; then
-		echo "" >"$sys/rng_current"
-	else
-		echo "$cur" >"$sys/rng_current"
-	fi
-}
+# The kernel's own choice (rng_selected 0) is given back by writing an empty line.
+restore() { if [ "$sel" = 0 ]; then echo; else echo "$cur"; fi >"$sys/rng_current"; }
 trap 'rc=$?; cleanup; restore; exit $rc' EXIT
 trap 'exit 1' INT TERM HUP
 
@@ -43,13 +38,7 @@ lines() { wc -l <"$1"; }
 test_backend_late() {
 	local log=$T/late.log pid back seen ms
 	echo none >"$sys/rng_current"
-	"$RNGD" -f -x via -O rngd:status-file: 2>"$log" &
-	pid=$!
-	pids+=("$pid")
-	if ! wait_until 10 in_log "$log" "hwrng: waiting"; then
-		fail "backend late: no 'waiting' at start: $(head -3 "$log")"
-		return
-	fi
+	start_logged "$log" 10 "hwrng: waiting" "backend late" -f -x via -O rngd:status-file: || return
 	sleep 2
 	if ! kill -0 "$pid" 2>/dev/null; then
 		fail "backend late: rngd exited while the backend was none: $(cat "$log")"
@@ -78,13 +67,7 @@ test_dropped() {
 	chmod 755 "$T"
 	printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = 2500\n' >"$conf"
 	chmod 644 "$conf"
-	"$RNGD" -f -d -R 1 -x via -c "$conf" -D nobody:nogroup 2>"$log" &
-	pid=$!
-	pids+=("$pid")
-	if ! wait_until 15 in_log "$log" "first injection"; then
-		fail "-D nobody: never fed: $(head -5 "$log")"
-		return
-	fi
+	start_logged "$log" 15 "first injection" "-D nobody" -f -d -R 1 -x via -c "$conf" -D nobody:nogroup || return
 	echo none >"$sys/rng_current"
 	wait_until 10 in_log "$log" "hwrng: waiting" || {
 		fail "-D nobody: no 'waiting' after the switch to none: $(tail -3 "$log")"
@@ -129,13 +112,7 @@ test_dropped() {
 test_reload_blocked() {
 	local log=$T/blk.log conf=$T/blk.conf pid n
 	printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = 2500\n' >"$conf"
-	"$RNGD" -f -t -x via -c "$conf" 2>"$log" &
-	pid=$!
-	pids+=("$pid")
-	wait_until 10 in_log "$log" "hwrng: running" || {
-		fail "reload while blocked: rngd never ran: $(head -3 "$log")"
-		return
-	}
+	start_logged "$log" 10 "hwrng: running" "reload while blocked" -f -t -x via -c "$conf" || return
 	for rs in 2000 2500 2000 2500 2000; do
 		printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = %s\n' "$rs" >"$conf"
 		n=$(grep -c "configuration reloaded" "$log")

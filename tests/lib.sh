@@ -53,3 +53,17 @@ wait_until() {
 }
 # No default sources, so that only what a test names runs.
 NOSRC=(-x hwrng -x via)
+# Start rngd in the background with the arguments after the first four, its stderr in log
+# $1, and wait up to $2 seconds for a line matching $3; sets pid (stopped on exit). When no
+# such line comes, case $4 fails showing the log's start, and 1 is returned.
+start_logged() {
+	local log=$1 secs=$2 pattern=$3 what=$4
+	shift 4
+	: >"$log"
+	"$RNGD" "$@" 2>"$log" &
+	pid=$!
+	pids+=("$pid")
+	wait_until "$secs" grep -q "$pattern" "$log" && return 0
+	fail "$what: no '$pattern': $(head -5 "$log")"
+	return 1
+}

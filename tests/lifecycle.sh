@@ -29,13 +29,7 @@ test_fifo_created_later() {
 	local log=$T/late.log fifo=$T/late.fifo made pid seen
 	local -a sink=(-t)
 	is_root && sink=(-O file:late:quality:8)
-	"$RNGD" -f "${NOSRC[@]}" -O "file:late:path:$fifo" "${sink[@]}" 2>"$log" &
-	pid=$!
-	pids+=("$pid")
-	if ! wait_until 10 in_log "$log" "file:late: waiting"; then
-		fail "FIFO created later: no 'waiting' at start: $(head -3 "$log")"
-		return
-	fi
+	start_logged "$log" 10 "file:late: waiting" "FIFO created later" -f "${NOSRC[@]}" -O "file:late:path:$fifo" "${sink[@]}" || return
 	sleep 2
 	kill -0 "$pid" 2>/dev/null || {
 		fail "FIFO created later: rngd exited while waiting: $(cat "$log")"
@@ -70,13 +64,7 @@ test_reload_200() {
 	feed_fifo "$fifo"
 	write_conf() { printf '[rngd]\nstatus-file =\n[source file:fast]\npath = %s\nquality = %s\n' "$fifo" "$1" >"$conf"; }
 	write_conf 0
-	"$RNGD" -f -t "${NOSRC[@]}" -c "$conf" 2>"$log" &
-	pid=$!
-	pids+=("$pid")
-	if ! wait_until 10 in_log "$log" "test: "; then
-		fail "200 reloads: rngd never ran: $(head -5 "$log")"
-		return
-	fi
+	start_logged "$log" 10 "test: " "200 reloads" -f -t "${NOSRC[@]}" -c "$conf" || return
 	# One reload first, so that what the first rebuild allocates for good is in the base.
 	write_conf 1
 	kill -HUP "$pid"
@@ -126,13 +114,7 @@ test_reload_messages() {
 	mkfifo "$fifo"
 	feed_fifo "$fifo"
 	printf '[rngd]\nstatus-file =\n[source file:m]\npath = %s\n' "$fifo" >"$conf"
-	"$RNGD" -f -t "${NOSRC[@]}" -c "$conf" 2>"$log" &
-	pid=$!
-	pids+=("$pid")
-	wait_until 10 in_log "$log" "file:m: running" || {
-		fail "reload messages: rngd never ran: $(head -5 "$log")"
-		return
-	}
+	start_logged "$log" 10 "file:m: running" "reload messages" -f -t "${NOSRC[@]}" -c "$conf" || return
 	hup_expect() { # what, pattern
 		local n
 		n=$(count_in_log "$log" "reloading the configuration")
@@ -365,13 +347,7 @@ test_sync_signals() {
 	local log=$T/sig.log fifo=$T/sig.fifo pid bad=""
 	mkfifo "$fifo"
 	feed_fifo "$fifo"
-	"$RNGD" -f -t "${NOSRC[@]}" -O "file:s:path:$fifo" -O rngd:status-file: 2>"$log" &
-	pid=$!
-	pids+=("$pid")
-	wait_until 10 in_log "$log" "file:s: running" || {
-		fail "sync signals: rngd never ran: $(head -3 "$log")"
-		return
-	}
+	start_logged "$log" 10 "file:s: running" "sync signals" -f -t "${NOSRC[@]}" -O "file:s:path:$fifo" -O rngd:status-file: || return
 	local n=0
 	for st in /proc/"$pid"/task/*/status; do
 		local blk
