@@ -733,7 +733,7 @@ int main(int argc, char **argv)
 
 	r = daemon_run(&d);
 	if (d.conf.status_file)
-		unlink(d.conf.status_file);
+		(void)stats_remove_status(d.conf.status_file);
 	ret = r == -EPERM ? EXIT_NO_PERM : r == -ENOENT ? EXIT_NO_SOURCE : r < 0 ? EXIT_RUNTIME : 0;
 
 out_daemon:

@@ -284,6 +284,15 @@ int stats_prepare_dir(const char *path, uid_t uid, gid_t gid)
 	return 0;
 }
 
+int stats_remove_status(const char *path)
+{
+	_cleanup_(closep) int dfd = open_dir_of(path);
+
+	if (dfd < 0)
+		return dfd;
+	return unlinkat(dfd, base_name(path), 0) < 0 ? -errno : 0;
+}
+
 int stats_write_status(const char *path, const struct status_doc *doc)
 {
 	_cleanup_(json_decref_p) json_t *root = NULL;

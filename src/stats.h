@@ -86,6 +86,9 @@ struct status_doc {
  */
 int stats_write_status(const char *path, const struct status_doc *doc);
 
+/* At exit: remove the status file, never through a symlink in its directory's place. */
+int stats_remove_status(const char *path);
+
 /*
  * Before dropping privileges: create the directory of path (0755, with missing parents) if
  * it does not exist, and give the directory itself to uid:gid, so that the daemon can

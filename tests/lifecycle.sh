@@ -305,7 +305,15 @@ test_status_dir() {
 	else
 		fail "a symlink in place of the status directory: exit $rc, target $(stat -c %U "$T/target") $(ls "$T/target"): $(cat "$T/sd3.err")"
 	fi
-	[ -n "$pid" ] && kill -TERM "$pid"
+	if [ -n "$pid" ]; then
+		echo planted >"$T/target/status.json"
+		kill -TERM "$pid"
+		if wait_until 5 gone "$pid" && [ -e "$T/target/status.json" ]; then
+			ok "at exit, nothing is removed through the symlinked status directory"
+		else
+			fail "the exit removed $T/target/status.json through the symlink"
+		fi
+	fi
 }
 
 # Errors that name their cause and exit with the right code.
