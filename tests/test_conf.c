@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -636,7 +637,7 @@ static void test_free_half_built(void **state)
 static void test_load_file(void **state)
 {
 	char dir[] = "/tmp/rngd-test-conf-XXXXXX";
-	char path[64], missing[64];
+	char path[64], missing[64], fifo[64];
 	const char text[] = "[rngd]\nfeed-bytes = 32\n[source hwrng]\nbogus = 1\n";
 	struct conf c;
 	char *big;
@@ -650,8 +651,15 @@ static void test_load_file(void **state)
 	assert_int_equal(conf_load_file(&c, missing, err, sizeof(err)), -ENOENT);
 	assert_true(strncmp(err, missing, strlen(missing)) == 0);
 	assert_string_equal(err + strlen(missing), ": No such file or directory");
-	assert_int_equal(conf_load_file(&c, dir, err, sizeof(err)), -EISDIR);
-	assert_string_equal(err + strlen(dir), ": Is a directory");
+	assert_int_equal(conf_load_file(&c, dir, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err + strlen(dir), ": not a regular file");
+	assert_defaults(&c);
+	/* A FIFO is refused at once, writer or not: it must not hang --check-config (issue 12). */
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(conf_load_file(&c, fifo, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err + strlen(fifo), ": not a regular file");
+	assert_int_equal(unlink(fifo), 0);
 	assert_defaults(&c);
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
