@@ -137,7 +137,8 @@ struct pool {
 	struct pool_source {
 		uint64_t credit_rem; /* credit remainder, 1/1024 bit */
 		size_t got;	     /* what the last pool_peek() pointed at ... */
-		uint64_t bits;	     /* ... and the credit it deserves */
+		uint64_t bits;	     /* ... the credit it deserves ... */
+		uint64_t next_rem;   /* ... and the remainder once it is fed */
 	} *per_src;
 };
 
@@ -197,8 +198,10 @@ size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, ui
 		if (k < n && used < max_iov)
 			used += source_peek(src, iov + used, max_iov - used, n - k, now, max_age_ns,
 					    &ps->got);
+		/* The remainder moves on only once the sink took the bytes (pool_consume()). */
+		ps->next_rem = ps->credit_rem;
 		if (ps->got && max_bits_per_byte)
-			ps->bits = sink_credit(&ps->credit_rem, ps->got, source_quality(src),
+			ps->bits = sink_credit(&ps->next_rem, ps->got, source_quality(src),
 					       max_bits_per_byte);
 		*bits += ps->bits;
 		k += ps->got;
@@ -218,8 +221,10 @@ void pool_consume(struct pool *p, bool fed)
 		if (!ps->got)
 			continue;
 		source_consume(src, ps->got);
-		if (fed)
+		if (fed) {
+			ps->credit_rem = ps->next_rem;
 			source_account_fed(src, ps->got, ps->bits);
+		}
 		ps->got = 0;
 		ps->bits = 0;
 	}
