@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 
 #include "fips.h"
+#include "health.h"
 #include "ring.h"
 #include "source_set.h"
 
@@ -57,6 +58,7 @@ struct source {
 
 	/* The reader thread's alone while it runs (source_reader.c). */
 	struct fips_ctx fips;
+	struct health health; /* its block history survives re-opens */
 	struct source_fail_window window;
 	uint64_t backoff_ns;
 	uint64_t blocks_since_open;

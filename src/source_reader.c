@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -454,6 +455,12 @@ static struct block *wait_slot(struct source *src)
 		return b;
 	pthread_mutex_lock(&src->lock);
 	atomic_store(&src->waiting, true);
+	/*
+	 * Store waiting, then load the ring's count; the consumer releases slots, then loads
+	 * waiting (released()). A full fence on both sides: either it sees waiting and signals
+	 * (under the lock, so not before this thread waits), or this thread sees the slots.
+	 */
+	atomic_thread_fence(memory_order_seq_cst);
 	while (!atomic_load(&src->stop) && ring_count(&src->ring) > low)
 		pthread_cond_wait(&src->cond, &src->lock);
 	b = ring_write_slot(&src->ring);
@@ -490,7 +497,7 @@ static int read_blocks(struct source *src, char *why, size_t len)
 
 	for (;;) {
 		struct block *b = wait_slot(src);
-		unsigned int res;
+		unsigned int res, health;
 		bool trip;
 
 		if (!b)
@@ -498,15 +505,24 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		r = fill_head(src, &b->time_ns);
 		if (r < 0)
 			goto read_error; /* source_close() wipes what was read */
-		/* No clock read here: the read's time marks progress, a test takes microseconds. */
-		res = fips_test_block(&src->fips, b->data);
+		/*
+		 * No clock read here: the read's time marks progress, a test takes microseconds.
+		 * Replayed or stuck data never reaches the FIPS tests (it could pass them).
+		 */
+		health = health_test_block(&src->health, b->data, sizeof(b->data));
+		res = health ? 1 : fips_test_block(&src->fips, b->data);
 		trip = source_fail_window_add(&src->window, res != 0);
 
 		pthread_mutex_lock(&src->lock);
-		src->st.blocks_tested++;
+		if (health & HEALTH_REPEATED)
+			src->st.blocks_replayed++;
+		else if (health)
+			src->st.health_failures++;
+		else
+			src->st.blocks_tested++;
 		if (res == 0)
 			src->st.blocks_passed++;
-		for (unsigned int i = 0; i < FIPS_N_TESTS; i++)
+		for (unsigned int i = 0; !health && i < FIPS_N_TESTS; i++)
 			if (res & (1u << i))
 				src->st.fips_failures[i]++;
 		pthread_mutex_unlock(&src->lock);
@@ -519,6 +535,15 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		} else {
 			wipe(b, sizeof(*b));
 			head_done(src, false);
+		}
+		if (trip && (health & HEALTH_REPEATED)) {
+			snprintf(why, len, "replayed data: block seen before");
+			return -EBADMSG;
+		}
+		if (trip && health) {
+			snprintf(why, len, "stuck or biased data: SP 800-90B %s test failed",
+				 health & HEALTH_RCT ? "repetition count" : "adaptive proportion");
+			return -EBADMSG;
 		}
 		if (trip) {
 			snprintf(why, len,
@@ -542,10 +567,23 @@ read_error:
 	return r;
 }
 
+static uint64_t health_key[2];
+
+static void health_key_init(void)
+{
+	/* Best effort: without it the hash is unkeyed, still fine for data nobody crafted. */
+	if (getrandom(health_key, sizeof(health_key), GRND_NONBLOCK) != sizeof(health_key))
+		health_key[0] = now_ns();
+}
+
 static void reader_loop(struct source *src)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	char why[160];
 	int r;
+
+	pthread_once(&once, health_key_init);
+	health_init(&src->health, health_key);
 
 	src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 	for (;;) {
@@ -564,7 +602,15 @@ static void reader_loop(struct source *src)
 			r = read_blocks(src, why, sizeof(why));
 			if (r == -ECANCELED)
 				return;
-			source_close(src);
+			/*
+			 * Bad data (FIPS, replayed, stuck) is no reason to close: the source stays
+			 * open and unread during the back-off, so that a FIPS writer blocks instead
+			 * of dying of SIGPIPE, and a file is not re-read from its start.
+			 */
+			if (r == -EBADMSG)
+				drop_read_ahead(src);
+			else
+				source_close(src);
 			if (r == -ENODATA) {
 				atomic_store(&src->waiting, true); /* ending on purpose */
 				set_state(src, SOURCE_FAILED, ENODATA, why);
