@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <linux/random.h>
@@ -58,6 +60,50 @@ struct sink {
 	char *procdir;		/* "/proc/sys/kernel/random", replaceable by tests */
 };
 
+#define SINK_NO_TRUNCATE (1u << 8) /* internal: stdout */
+
+/* mem 1:1, kmem 1:2, port 1:4 (Documentation/admin-guide/devices.txt). */
+static bool memory_device(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 &&
+	       (minor(st->st_rdev) == 1 || minor(st->st_rdev) == 2 || minor(st->st_rdev) == 4);
+}
+
+static int _printf_(3, 4) refuse(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* What an output may not be; checked on what was opened. 0 or -EINVAL/-EEXIST with why. */
+static int check_output(int fd, const char *path, unsigned int flags, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return refuse(why, len, "'%s' is a block device: refusing to write over it", path);
+	if (memory_device(&st))
+		return refuse(why, len, "'%s' is a memory device: refusing to write to it", path);
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		if (!(flags & SINK_OVERWRITE)) {
+			refuse(why, len, "'%s' exists and is not empty: refusing to overwrite it "
+				"without --force-output", path);
+			return -EEXIST;
+		}
+		if (!(flags & SINK_NO_TRUNCATE) && ftruncate(fd, 0) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 static int open_output(const char *path, const struct stat *st, bool exists)
 {
 	int fd;
@@ -68,8 +114,14 @@ static int open_output(const char *path, const struct stat *st, bool exists)
 		return fd < 0 ? -errno : fd;
 	}
 	if (!exists || S_ISREG(st->st_mode))
-		/* 0600: the data may end up as key material; only its owner should read it. */
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+		/*
+		 * 0600: the data may end up as key material; only its owner should read it.
+		 * No O_TRUNC: check_output() decides on what was opened.
+		 */
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	else if (S_ISBLK(st->st_mode))
+		/* Not even opened: refused by check_output() on the stat below. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	else
 		/* FIFOs block here until a reader opens them; that is what the user asked. */
 		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
@@ -79,6 +131,12 @@ static int open_output(const char *path, const struct stat *st, bool exists)
 static void grow_pipe(int fd);
 
 int sink_open(struct sink **ret, const char *path, const char *procdir)
+{
+	return sink_open_flags(ret, path, procdir, 0, NULL, 0);
+}
+
+int sink_open_flags(struct sink **ret, const char *path, const char *procdir, unsigned int flags,
+		    char *why, size_t len)
 {
 	struct sink *s;
 	struct stat st;
@@ -132,10 +190,21 @@ int sink_open(struct sink **ret, const char *path, const char *procdir)
 	}
 
 	s->output_mode = true;
+	if (exists && memory_device(&st)) {
+		/* Not even opened: opening /dev/port or /dev/mem has effects of its own. */
+		r = refuse(why, len, "'%s' is a memory device: refusing to write to it", path);
+		goto fail;
+	}
 	r = open_output(path, &st, exists);
 	if (r < 0)
 		goto fail;
 	s->fd = r;
+	/* Standard output is the caller's: the shell already truncated or appends. */
+	if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0)
+		flags |= SINK_OVERWRITE | SINK_NO_TRUNCATE;
+	r = check_output(s->fd, path, flags, why, len);
+	if (r < 0)
+		goto fail;
 	grow_pipe(s->fd);
 	*ret = s;
 	return 0;

@@ -29,6 +29,15 @@ struct sink;
  * 0 or -errno.
  */
 int sink_open(struct sink **ret, const char *path, const char *procdir);
+/*
+ * sink_open() with the output rules: an output that is a block device or a memory device
+ * (/dev/mem, /dev/kmem, /dev/port) is refused (-EINVAL), and an existing regular file that
+ * is not empty is refused (-EEXIST) unless flags has SINK_OVERWRITE (then it is
+ * truncated); why (may be NULL) says why in one line.
+ */
+#define SINK_OVERWRITE 1u
+int sink_open_flags(struct sink **ret, const char *path, const char *procdir, unsigned int flags,
+		    char *why, size_t len);
 /* Close and free s (NULL is fine). Returns NULL, for s = sink_close(s). */
 struct sink *sink_close(struct sink *s);
 /* Whether s writes to an output (file, FIFO, stdout): plain writes, no ioctls, no credit. */

@@ -1023,7 +1023,7 @@ static void test_wait(void **state)
 static void test_output_file(void **state)
 {
 	uint8_t buf[3000], back[3100];
-	char path[128];
+	char path[128], why[256];
 	struct pollfd pfd;
 	struct stat st;
 	struct sink *s;
@@ -1057,12 +1057,35 @@ static void test_output_file(void **state)
 	assert_memory_equal(back, buf, sizeof(buf));
 	close(fd);
 
-	/* an existing file is truncated */
-	assert_int_equal(sink_open(&s, path, NULL), 0);
+	/* an existing file that is not empty is refused, untouched (issue 12) ... */
+	assert_int_equal(sink_open_flags(&s, path, NULL, 0, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, "exists and is not empty"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, sizeof(buf));
+	assert_int_equal(sink_open(&s, path, NULL), -EEXIST);
+	/* ... and truncated when asked to (--force-output) */
+	assert_int_equal(sink_open_flags(&s, path, NULL, SINK_OVERWRITE, why, sizeof(why)), 0);
 	assert_int_equal(sink_add_entropy(s, buf, 10, 0), 0);
 	s = sink_close(s);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 10);
+	/* an empty one is fine without it */
+	assert_int_equal(truncate(path, 0), 0);
+	assert_int_equal(sink_open(&s, path, NULL), 0);
+	s = sink_close(s);
+	/* block devices and memory devices are refused, unopened */
+	if (stat("/dev/mem", &st) == 0) {
+		assert_int_equal(sink_open_flags(&s, "/dev/mem", NULL, SINK_OVERWRITE, why,
+						 sizeof(why)),
+				 -EINVAL);
+		assert_non_null(strstr(why, "memory device"));
+	}
+	if (stat("/dev/loop0", &st) == 0 && S_ISBLK(st.st_mode)) {
+		assert_int_equal(sink_open_flags(&s, "/dev/loop0", NULL, SINK_OVERWRITE, why,
+						 sizeof(why)),
+				 -EINVAL);
+		assert_non_null(strstr(why, "block device"));
+	}
 
 	/* a directory that does not exist */
 	tmp_path(path, sizeof(path), "nodir/out");
