@@ -57,6 +57,9 @@ struct sink {
 	bool output_mode;	/* plain write(), no ioctls */
 	enum kernel_gen gen;
 	bool pollout;		/* legacy: the last wait saw POLLOUT */
+	bool threshold_above;	/* legacy: the kernel's write_wakeup_threshold > ours */
+	uint64_t interval_ns;	/* the last wait's feed interval */
+	uint64_t quiet_until;	/* legacy: no POLLOUT wait before (CLOCK_MONOTONIC ns) */
 	char *procdir;		/* "/proc/sys/kernel/random", replaceable by tests */
 };
 
@@ -439,7 +442,7 @@ static bool waits_for_pollout(const struct sink *s)
 	return s && !s->output_mode && s->gen == KERNEL_LEGACY;
 }
 
-int sink_prepare_wait(const struct sink *s, uint64_t interval_ns, struct pollfd *pfd)
+int sink_prepare_wait(struct sink *s, uint64_t interval_ns, struct pollfd *pfd)
 {
 	*pfd = (struct pollfd){ .fd = -1, .events = POLLOUT };
 	/*
@@ -448,10 +451,15 @@ int sink_prepare_wait(const struct sink *s, uint64_t interval_ns, struct pollfd 
 	 */
 	if (!waits_for_pollout(s))
 		return -1;
+	s->interval_ns = interval_ns;
 	/*
-	 * /dev/urandom has no poll handler and always polls writable, so a legacy sink opened
-	 * on it wakes the loop at once; it has always been so (issue 12 revisits this wait).
+	 * POLLOUT only when it asks for data. The kernel reports it below its own threshold;
+	 * above ours (it could not be set) it would wake the loop at once, again and again,
+	 * without a refill (§1.4). /dev/urandom has no poll handler and always polls
+	 * writable: after one such wake the next interval goes by on the timer.
 	 */
+	if (s->threshold_above || now_ns() < s->quiet_until)
+		return -1;
 	pfd->fd = s->fd;
 	/* Never without a timeout: a kernel may never report POLLOUT (§1.4). */
 	return (int)MIN(interval_ns / NSEC_PER_MSEC, (uint64_t)INT_MAX);
@@ -466,6 +474,18 @@ int sink_wait_done(struct sink *s, short revents)
 	return s->pollout;
 }
 
+/* The kernel's write_wakeup_threshold in bits, -1 when unknown. */
+static int64_t kernel_threshold(const struct sink *s)
+{
+	char path[PATH_MAX], buf[32];
+	uint64_t v;
+
+	if (proc_path(s, "write_wakeup_threshold", path, sizeof(path)) < 0 ||
+	    read_text_file(path, buf, sizeof(buf)) < 0 || parse_uint(buf, 0, INT32_MAX, &v) < 0)
+		return -1;
+	return (int64_t)v;
+}
+
 void sink_feed_state(struct sink *s, unsigned int watermark, struct feed_state *st)
 {
 	if (!waits_for_pollout(s))
@@ -475,9 +495,12 @@ void sink_feed_state(struct sink *s, unsigned int watermark, struct feed_state *
 	/*
 	 * The kernel's count decides, not the POLLOUT of the last wait (s->pollout): a known
 	 * count overrides it in feed_plan() anyway, and an unknown one counts as not writable.
-	 * That is how the loop has always fed legacy kernels; issue 12 revisits it here.
 	 */
 	st->writable = st->entropy_avail >= 0 && (unsigned int)st->entropy_avail < watermark;
+	s->threshold_above = kernel_threshold(s) > (int64_t)watermark;
+	if (s->pollout && !st->writable)
+		s->quiet_until = st->now_ns + (s->interval_ns ? s->interval_ns : FEED_RETRY_NS);
+	s->pollout = false;
 }
 
 /* Feeding policy. */

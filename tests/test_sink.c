@@ -22,6 +22,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cap-ng.h>
@@ -1020,6 +1021,88 @@ static void test_wait(void **state)
 	rm_tmpdir();
 }
 
+/*
+ * The main loop's use of the sink on a legacy kernel, as daemon_run() and feed_cycle() do
+ * it, for secs seconds: a sink on /dev/urandom (it always polls writable), a fake legacy
+ * procdir, and a kernel that holds 3200 bits, above our watermark (3072). Returns the CPU
+ * time used, in ns; *wakes gets the number of loop iterations.
+ */
+static uint64_t legacy_loop(struct sink *s, uint64_t secs, int *wakes)
+{
+	struct feed_policy pol;
+	struct timespec t0, t1;
+	uint64_t end = now_ns() + secs * SEC, interval = 60 * SEC, next = 0;
+
+	feed_policy_init(&pol, KERNEL_LEGACY, interval, 64, false);
+	io.fake = true;
+	io.entcnt = 3200;
+	*wakes = 0;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	for (uint64_t now = now_ns(); now < end; now = now_ns()) {
+		struct feed_state st = { .now_ns = now, .crng_ready = true, .available = 2500 };
+		struct pollfd pfd;
+		size_t want;
+		int timeout;
+		int64_t left;
+
+		sink_feed_state(s, 3072, &st);
+		want = feed_plan(&pol, &st, &next);
+		if (want > 0)
+			feed_done(&pol, now, want);
+		timeout = sink_prepare_wait(s, interval, &pfd);
+		/* The feed timer (next), and the test's end. */
+		left = (int64_t)(MIN(next, end) - now) / (int64_t)MS + 1;
+		if (timeout < 0 || left < timeout)
+			timeout = (int)MAX(left, 0);
+		assert_true(poll(&pfd, 1, timeout) >= 0);
+		if (pfd.fd >= 0)
+			sink_wait_done(s, pfd.revents);
+		++*wakes;
+	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	io.fake = false;
+	return (uint64_t)(t1.tv_sec - t0.tv_sec) * SEC + (uint64_t)t1.tv_nsec -
+	       (uint64_t)t0.tv_nsec;
+}
+
+/*
+ * Issue 12: the loop polled a legacy sink for POLLOUT whenever data waited but refilled only
+ * below its own watermark; with the kernel's threshold above it (the unit's
+ * sink_set_watermark() fails) or a sink that always polls writable, a busy loop. It sleeps.
+ */
+static void test_legacy_loop_sleeps(void **state)
+{
+	struct sink *s;
+	uint64_t cpu;
+	int wakes;
+
+	make_tmpdir();
+	put_file("poolsize", "4096");
+	/* The kernel's threshold above ours: POLLOUT is never waited for. */
+	put_file("write_wakeup_threshold", "3500");
+	assert_int_equal(sink_open(&s, "/dev/urandom", tmpdir), 0);
+	assert_int_equal(sink_generation(s), KERNEL_LEGACY);
+	cpu = legacy_loop(s, 5, &wakes);
+	print_message("threshold above ours: %d wake-ups, %.3f ms CPU in 5 s\n", wakes,
+		      (double)cpu / MS);
+	assert_true(cpu < 10 * MS);
+	assert_true(wakes < 10);
+	s = sink_close(s);
+
+	/* Threshold unknown, a device that always polls writable: one wake, then the timer. */
+	rm_tmpdir();
+	make_tmpdir();
+	put_file("poolsize", "4096");
+	assert_int_equal(sink_open(&s, "/dev/urandom", tmpdir), 0);
+	cpu = legacy_loop(s, 2, &wakes);
+	print_message("always writable: %d wake-ups, %.3f ms CPU in 2 s\n", wakes,
+		      (double)cpu / MS);
+	assert_true(cpu < 10 * MS);
+	assert_true(wakes < 10);
+	s = sink_close(s);
+	rm_tmpdir();
+}
+
 static void test_output_file(void **state)
 {
 	uint8_t buf[3000], back[3100];
@@ -1199,6 +1282,7 @@ int main(void)
 		cmocka_unit_test_setup(test_eperm_real, reset_fakes),
 		cmocka_unit_test_setup(test_crng_ready, reset_fakes),
 		cmocka_unit_test_setup(test_wait, reset_fakes),
+		cmocka_unit_test_setup(test_legacy_loop_sleeps, reset_fakes),
 		cmocka_unit_test_setup(test_output_file, reset_fakes),
 		cmocka_unit_test_setup(test_output_fifo, reset_fakes),
 		cmocka_unit_test_setup(test_output_stdout, reset_fakes),
