@@ -122,9 +122,6 @@ static int open_output(const char *path, const struct stat *st, bool exists)
 		 * No O_TRUNC: check_output() decides on what was opened.
 		 */
 		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-	else if (S_ISBLK(st->st_mode))
-		/* Not even opened: refused by check_output() on the stat below. */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	else
 		/* FIFOs block here until a reader opens them; that is what the user asked. */
 		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
@@ -193,10 +190,18 @@ int sink_open_flags(struct sink **ret, const char *path, const char *procdir, un
 	}
 
 	s->output_mode = true;
-	if (exists && memory_device(&st)) {
-		/* Not even opened: opening /dev/port or /dev/mem has effects of its own. */
-		r = refuse(why, len, "'%s' is a memory device: refusing to write to it", path);
-		goto fail;
+	/* Not even opened (opening /dev/port has effects); checked again on what is opened. */
+	if (exists && strcmp(path, "-") != 0) {
+		if (S_ISBLK(st.st_mode)) {
+			r = refuse(why, len, "'%s' is a block device: refusing to write over it",
+				   path);
+			goto fail;
+		}
+		if (memory_device(&st)) {
+			r = refuse(why, len, "'%s' is a memory device: refusing to write to it",
+				   path);
+			goto fail;
+		}
 	}
 	r = open_output(path, &st, exists);
 	if (r < 0)
