@@ -57,62 +57,122 @@ static inline bool uniform(uint64_t w)
 	return ((w ^ (w >> 8)) & 0x00ffffffffffffffull) == 0;
 }
 
-/*
- * Repetition Count Test (§4.4.1): a byte repeated HEALTH_RCT_CUTOFF times in a row. Such
- * a run (21 >= 15) holds a whole 8-byte-aligned word of one byte value: look for those
- * words first (a random word is uniform with p = 2^-56), and measure the run only there.
- */
-static bool rct_fails(const uint8_t *p, size_t len)
+/* Whether the run of equal bytes through p[i] is HEALTH_RCT_CUTOFF long or more. */
+static bool long_run(const uint8_t *p, size_t len, size_t i)
 {
-	for (size_t i = 0; i + 8 <= len; i += 8) {
-		size_t a, b;
+	size_t a = i, b = i + 1;
 
-		if (!uniform(load64(p + i)))
-			continue;
-		for (a = i; a > 0 && p[a - 1] == p[i]; a--)
-			;
-		for (b = i + 8; b < len && p[b] == p[i]; b++)
-			;
-		if (b - a >= HEALTH_RCT_CUTOFF)
-			return true;
-		/* Go on after the run. */
-		if (b / 8 * 8 > i + 8)
-			i = b / 8 * 8 - 8;
-	}
-	return false;
+	while (a > 0 && p[a - 1] == p[i])
+		a--;
+	while (b < len && p[b] == p[i])
+		b++;
+	return b - a >= HEALTH_RCT_CUTOFF;
 }
 
 /*
- * Adaptive Proportion Test (§4.4.2): the first byte of each 512-byte window counted in the
- * window (the last, shorter window of a block too: a count can only be lower there).
+ * SP 800-90B §4.4 on one block, in one pass over its 8-byte words:
+ *  - Repetition Count Test (§4.4.1): a byte repeated HEALTH_RCT_CUTOFF times in a row.
+ *    Such a run (21 >= 15) holds a whole 8-byte-aligned word of one value: look for those
+ *    words (a random word is one with p = 2^-56), and measure the run only there.
+ *  - Adaptive Proportion Test (§4.4.2): the first byte of each 512-byte window counted in
+ *    the window (the block's last, shorter window too: a count can only be lower there).
+ *    A byte of x is zero where p equals that byte; its lane of lanes counts them (at most
+ *    64 per window: no carry between lanes).
  */
-static bool apt_fails(const uint8_t *p, size_t len)
+static unsigned int test_90b(const uint8_t *p, size_t len)
 {
-	for (size_t w = 0; w < len; w += HEALTH_APT_WINDOW) {
-		size_t end = len - w < HEALTH_APT_WINDOW ? len : w + HEALTH_APT_WINDOW;
-		unsigned int count = 0;
-		uint8_t first = p[w];
+	const uint64_t ones = 0x0101010101010101ull, low7 = 0x7f7f7f7f7f7f7f7full;
+	const uint64_t even = 0x00ff00ff00ff00ffull;
+	unsigned int res = 0;
 
-		for (size_t i = w; i < end; i++)
-			count += p[i] == first;
+	for (size_t w = 0; w < len; w += HEALTH_APT_WINDOW) {
+		size_t end = len - w < HEALTH_APT_WINDOW ? len : w + HEALTH_APT_WINDOW, i = w;
+		uint64_t pattern = p[w] * ones, lanes = 0;
+		unsigned int count;
+
+		for (; i + 8 <= end; i += 8) {
+			uint64_t v = load64(p + i), x = v ^ pattern;
+			uint64_t nonzero = (((x & low7) + low7) | x) & ~low7;
+
+			lanes += (~nonzero >> 7) & ones;
+			if (uniform(v) && long_run(p, len, i))
+				res |= HEALTH_RCT;
+		}
+		/* The lanes' sum (up to 512): pairs into 16-bit lanes first. */
+		lanes = (lanes & even) + ((lanes >> 8) & even);
+		count = (unsigned int)((lanes * 0x0001000100010001ull) >> 48);
+		for (; i < end; i++)
+			count += p[i] == p[w];
 		if (count >= HEALTH_APT_CUTOFF)
-			return true;
+			res |= HEALTH_APT;
 	}
+	return res;
+}
+
+/*
+ * The history: a FIFO of the last HEALTH_HISTORY hashes, and the same hashes in an open
+ * addressing table (linear probing, half full at most) to find one in a probe or two.
+ * 0 marks a free slot; a hash that is 0 is stored as 1 (a 2^-64 blur).
+ */
+static size_t slot_of(uint64_t x)
+{
+	return (size_t)(x ^ (x >> 32)) & (HEALTH_TABLE - 1);
+}
+
+static bool table_has(const struct health *h, uint64_t x)
+{
+	for (size_t i = slot_of(x); h->table[i]; i = (i + 1) & (HEALTH_TABLE - 1))
+		if (h->table[i] == x)
+			return true;
 	return false;
+}
+
+static void table_add(struct health *h, uint64_t x)
+{
+	size_t i = slot_of(x);
+
+	while (h->table[i])
+		i = (i + 1) & (HEALTH_TABLE - 1);
+	h->table[i] = x;
+}
+
+/* Remove x (present), shifting back the entries after it (Knuth 6.4, algorithm R). */
+static void table_del(struct health *h, uint64_t x)
+{
+	size_t i = slot_of(x), j;
+
+	while (h->table[i] != x)
+		i = (i + 1) & (HEALTH_TABLE - 1);
+	for (j = i;;) {
+		size_t home;
+
+		h->table[i] = 0;
+		do {
+			j = (j + 1) & (HEALTH_TABLE - 1);
+			if (!h->table[j])
+				return;
+			home = slot_of(h->table[j]);
+			/* j's entry may move to i unless its home lies cyclically in (i, j] */
+		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
+		h->table[i] = h->table[j];
+		i = j;
+	}
 }
 
 unsigned int health_test_block(struct health *h, const uint8_t *block, size_t len)
 {
 	uint64_t x = block_hash(h->key, block, len);
-	unsigned int res = (rct_fails(block, len) ? HEALTH_RCT : 0) |
-			   (apt_fails(block, len) ? HEALTH_APT : 0);
+	unsigned int res = test_90b(block, len);
 
-	for (size_t i = 0; i < h->n_hist; i++)
-		if (h->hist[i] == x)
-			return res | HEALTH_REPEATED;
+	x = x ? x : 1;
+	if (table_has(h, x))
+		return res | HEALTH_REPEATED;
+	if (h->n_hist == HEALTH_HISTORY)
+		table_del(h, h->hist[h->next]);
+	else
+		h->n_hist++;
 	h->hist[h->next] = x;
 	h->next = (h->next + 1) % HEALTH_HISTORY;
-	if (h->n_hist < HEALTH_HISTORY)
-		h->n_hist++;
+	table_add(h, x);
 	return res;
 }

@@ -1176,6 +1176,107 @@ static void test_read_once(void **state)
 	close(efd);
 }
 
+/*
+ * Issue 12: the sub-bit credit remainder moves on only when the sink took the bytes. At
+ * quality 1, 100 bytes deserve 800/1024 bit: 0 bits and 800 carried; a failed injection
+ * carries nothing, so the next 100 bytes again get 0 (not 1600/1024 = 1 bit).
+ */
+static void test_remainder_after_feed(void **state)
+{
+	static struct sec x;
+	static struct conf c;
+	struct source_set *set = NULL;
+	char err[CONF_ERR_MAX];
+	uint8_t *in, *want;
+	size_t in_len, npass, k;
+	struct iovec iov[4];
+	struct pool *p;
+	uint64_t bits;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	uint64_t deadline;
+
+	npass = make_input(&in, &in_len, &want, 2, NULL);
+	assert_true(npass >= 1);
+	write_file(tmp_path("rem"), in, in_len);
+	sec_make(&x, "file:t", 1, "path", tmp_path("rem"), "quality", "1", NULL);
+	conf_make(&c, &x, 1);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	while (state_of(source_set_get(set, 0)) != SOURCE_FAILED && now_ns() < deadline)
+		wait_wake(efd, 100);
+	assert_int_equal(pool_new(&p, set), 0);
+
+	pool_peek(p, iov, ARRAY_SIZE(iov), 100, now_ns(), MAX_AGE, 8, &k, &bits);
+	assert_int_equal(k, 100);
+	assert_int_equal(bits, 0);
+	pool_consume(p, false); /* RNDADDENTROPY failed: no remainder carried */
+	pool_peek(p, iov, ARRAY_SIZE(iov), 100, now_ns(), MAX_AGE, 8, &k, &bits);
+	assert_int_equal(bits, 0);
+	pool_consume(p, true); /* fed: 800 carried */
+	pool_peek(p, iov, ARRAY_SIZE(iov), 100, now_ns(), MAX_AGE, 8, &k, &bits);
+	assert_int_equal(bits, 1);
+	pool_consume(p, true);
+
+	pool_free(p);
+	source_set_free(set);
+	close(efd);
+	free(in);
+	free(want);
+	unlink(tmp_path("rem"));
+}
+
+/*
+ * Issue 12: a regular file is read once, front to back: a second set over the same file
+ * (a reload) goes on where the first stopped, and a new file at the same path is new.
+ */
+static void test_file_offset_survives(void **state)
+{
+	uint8_t *in, *want, *got;
+	size_t in_len, npass, n;
+	struct source_set *set;
+	struct source_stats st;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	npass = make_input(&in, &in_len, &want, 3, NULL);
+	write_file(tmp_path("once"), in, in_len);
+	set = one_file_set(tmp_path("once"));
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	got = malloc(3 * BLOCK);
+	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
+	assert_int_equal(n, npass * BLOCK);
+	source_set_free(set);
+
+	/* The same file again: at its end at once, nothing read. */
+	set = one_file_set(tmp_path("once"));
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
+	assert_int_equal(n, 0);
+	source_get_stats(source_set_get(set, 0), &st);
+	assert_int_equal(st.bytes_read, 0);
+	assert_string_equal(st.last_error_text, "end of file");
+	source_set_free(set);
+
+	/* A new file at the same path (a new inode): read from its start. */
+	unlink(tmp_path("once"));
+	write_file(tmp_path("once"), in, in_len);
+	set = one_file_set(tmp_path("once"));
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
+	assert_int_equal(n, npass * BLOCK);
+	source_set_free(set);
+
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+	unlink(tmp_path("once"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1197,6 +1298,8 @@ int main(void)
 		cmocka_unit_test(test_take_partial_and_max_age),
 		cmocka_unit_test(test_peek_and_consume),
 		cmocka_unit_test(test_read_once),
+		cmocka_unit_test(test_remainder_after_feed),
+		cmocka_unit_test(test_file_offset_survives),
 	};
 
 	log_setup(LOG_DEBUG, LOG_TARGET_STDERR);
