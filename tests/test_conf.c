@@ -57,6 +57,7 @@ static void assert_defaults(const struct conf *c)
 	assert_int_equal(c->status_interval, 10);
 	assert_int_equal(c->stats_interval, 0);
 	assert_false(c->use_slow_sources);
+	assert_false(c->force_output);
 	assert_int_equal(c->n_sections, 0);
 	assert_null(c->sections);
 }
@@ -107,7 +108,8 @@ static void test_every_key(void **state)
 				   "status-file = /tmp/s.json\n"
 				   "status-interval = 0\n"
 				   "stats-interval = 86400\n"
-				   "use-slow-sources = yes\n";
+				   "use-slow-sources = yes\n"
+				   "force-output = yes\n";
 	struct conf c;
 
 	conf_init(&c, source_check_section);
@@ -127,6 +129,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c.status_interval, 0);
 	assert_int_equal(c.stats_interval, 86400);
 	assert_true(c.use_slow_sources);
+	assert_true(c.force_output);
 	assert_null(c.path);
 	assert_int_equal(c.n_sections, 0);
 	conf_free(&c);
@@ -513,6 +516,10 @@ static void test_cli(void **state)
 	assert_string_equal(c.random_device, "/dev/null");
 	assert_int_equal(conf_set(&c, "use-slow-sources", "yes", "option -u", err, sizeof(err)), 0);
 	assert_true(c.use_slow_sources);
+	assert_false(c.force_output);
+	assert_int_equal(
+		conf_set(&c, "force-output", "yes", "option --force-output", err, sizeof(err)), 0);
+	assert_true(c.force_output);
 	assert_int_equal(conf_set(&c, "pid-file", "", "option -p", err, sizeof(err)), 0);
 	assert_null(c.pid_file);
 	assert_int_equal(conf_set(&c, "pid-file", "/p", NULL, err, sizeof(err)), 0);
@@ -740,7 +747,7 @@ static void test_example(void **state)
 		assert_true(n < cap);
 	}
 	fclose(f);
-	assert_int_equal(keys, 15);
+	assert_int_equal(keys, 16);
 	assert_int_equal(conf_load_string(&c, "example", text, n, err, sizeof(err)), 0);
 	assert_defaults(&c);
 	conf_free(&c);
