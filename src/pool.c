@@ -42,16 +42,18 @@ static bool stale(const struct block *b, uint64_t now, uint64_t max_age_ns)
 
 /*
  * After the consumer released blocks: the producer waits for half the ring to be free
- * (wait_slot()). Once per batch of releases, not per block: the fence is not free.
+ * (wait_slot()). Once per batch of releases, not per block. The check is made under the
+ * source's lock, which wait_slot() holds from its waiting store through its own check of
+ * the ring: either this sees it waiting and signals, or it sees the released slots. (A
+ * lock-free check would need a full fence on both sides between the store and the load,
+ * which ThreadSanitizer cannot model.)
  */
 static void released(struct source *src)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load(&src->waiting) && ring_count(&src->ring) <= (src->ring.mask + 1) / 2) {
-		pthread_mutex_lock(&src->lock);
+	pthread_mutex_lock(&src->lock);
+	if (atomic_load(&src->waiting) && ring_count(&src->ring) <= (src->ring.mask + 1) / 2)
 		pthread_cond_signal(&src->cond);
-		pthread_mutex_unlock(&src->lock);
-	}
+	pthread_mutex_unlock(&src->lock);
 }
 
 void source_drop_stale(struct source *src, uint64_t now, uint64_t max_age_ns)

@@ -453,14 +453,13 @@ static struct block *wait_slot(struct source *src)
 
 	if (b)
 		return b;
+	/*
+	 * waiting is stored and the ring checked under the lock that the consumer takes to
+	 * check waiting after it released slots (released() in pool.c): either it sees
+	 * waiting and signals, or this thread sees the released slots.
+	 */
 	pthread_mutex_lock(&src->lock);
 	atomic_store(&src->waiting, true);
-	/*
-	 * Store waiting, then load the ring's count; the consumer releases slots, then loads
-	 * waiting (released()). A full fence on both sides: either it sees waiting and signals
-	 * (under the lock, so not before this thread waits), or this thread sees the slots.
-	 */
-	atomic_thread_fence(memory_order_seq_cst);
 	while (!atomic_load(&src->stop) && ring_count(&src->ring) > low)
 		pthread_cond_wait(&src->cond, &src->lock);
 	b = ring_write_slot(&src->ring);
