@@ -229,10 +229,13 @@ sys.stdout.buffer.write(r.randbytes(4) + bytes(4 * 2500) + r.randbytes(80 * 2500
 test_output_errors_back_off() {
 	local pid rc lines
 	mkfifo "$T/ffifo"
-	sleep 60 >"$T/ffifo" & # keeps the source alive after the data
-	pids+=($!)
-	make_random "$T/in_f.bin" 40
-	cat "$T/in_f.bin" >"$T/ffifo" &
+	# A block every 50 ms: there is always something to write when a retry is due.
+	python3 -c "
+import os, sys, time
+with open(sys.argv[1], 'wb', buffering=0) as f:
+    for _ in range(1200):
+        f.write(os.urandom(2500))
+        time.sleep(0.05)" "$T/ffifo" 2>/dev/null &
 	pids+=($!)
 	"$RNGD" -f "${NOSRC[@]}" -O "file:f:path:$T/ffifo" -o /dev/full 2>"$T/f.err" &
 	pid=$!
