@@ -1071,7 +1071,7 @@ static uint64_t legacy_loop(struct sink *s, uint64_t secs, int *wakes)
  * below its own watermark; with the kernel's threshold above it (the unit's
  * sink_set_watermark() fails) or a sink that always polls writable, a busy loop. It sleeps.
  */
-static void test_legacy_loop_sleeps(void **state)
+static void legacy_case(const char *threshold, uint64_t secs, const char *what)
 {
 	struct sink *s;
 	uint64_t cpu;
@@ -1079,29 +1079,43 @@ static void test_legacy_loop_sleeps(void **state)
 
 	make_tmpdir();
 	put_file("poolsize", "4096");
-	/* The kernel's threshold above ours: POLLOUT is never waited for. */
-	put_file("write_wakeup_threshold", "3500");
+	if (threshold)
+		put_file("write_wakeup_threshold", threshold);
 	assert_int_equal(sink_open(&s, "/dev/urandom", tmpdir), 0);
 	assert_int_equal(sink_generation(s), KERNEL_LEGACY);
-	cpu = legacy_loop(s, 5, &wakes);
-	print_message("threshold above ours: %d wake-ups, %.3f ms CPU in 5 s\n", wakes,
-		      (double)cpu / MS);
+	cpu = legacy_loop(s, secs, &wakes);
+	print_message("%s: %d wake-ups, %.3f ms CPU in %" PRIu64 " s\n", what, wakes,
+		      (double)cpu / MS, secs);
 	assert_true(cpu < 10 * MS);
 	assert_true(wakes < 10);
-	s = sink_close(s);
+	sink_close(s);
+	rm_tmpdir();
+}
 
+static void test_legacy_loop_sleeps(void **state)
+{
+	/* The kernel's threshold above ours: POLLOUT is never waited for. */
+	legacy_case("3500", 5, "threshold above ours");
 	/* Threshold unknown, a device that always polls writable: one wake, then the timer. */
-	rm_tmpdir();
-	make_tmpdir();
-	put_file("poolsize", "4096");
-	assert_int_equal(sink_open(&s, "/dev/urandom", tmpdir), 0);
-	cpu = legacy_loop(s, 2, &wakes);
-	print_message("always writable: %d wake-ups, %.3f ms CPU in 2 s\n", wakes,
-		      (double)cpu / MS);
-	assert_true(cpu < 10 * MS);
-	assert_true(wakes < 10);
-	s = sink_close(s);
-	rm_tmpdir();
+	legacy_case(NULL, 2, "always writable");
+}
+
+/* A device node name (made here) that sink_open_flags() must refuse, saying what. */
+static void refused_node(const char *name, mode_t type, dev_t dev, const char *what)
+{
+	char path[128], why[256];
+	struct sink *s = NULL;
+
+	tmp_path(path, sizeof(path), name);
+	if (mknod(path, type | 0600, dev) < 0) {
+		print_message("%s node: cannot mknod (%s), not checked\n", what, strerror(errno));
+		return;
+	}
+	assert_int_equal(sink_open_flags(&s, path, NULL, SINK_OVERWRITE, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, what));
+	assert_null(s);
+	unlink(path);
 }
 
 static void test_output_file(void **state)
@@ -1158,26 +1172,8 @@ static void test_output_file(void **state)
 	assert_int_equal(sink_open(&s, path, NULL), 0);
 	s = sink_close(s);
 	/* block devices and memory devices are refused, unopened (nodes made here, as root) */
-	tmp_path(path, sizeof(path), "mem");
-	if (mknod(path, S_IFCHR | 0600, makedev(1, 1)) == 0) {
-		assert_int_equal(sink_open_flags(&s, path, NULL, SINK_OVERWRITE, why, sizeof(why)),
-				 -EINVAL);
-		assert_non_null(strstr(why, "memory device"));
-		unlink(path);
-	} else {
-		print_message("memory device node: cannot mknod (%s), not checked\n",
-			      strerror(errno));
-	}
-	tmp_path(path, sizeof(path), "disk");
-	if (mknod(path, S_IFBLK | 0600, makedev(7, 0)) == 0) {
-		assert_int_equal(sink_open_flags(&s, path, NULL, SINK_OVERWRITE, why, sizeof(why)),
-				 -EINVAL);
-		assert_non_null(strstr(why, "block device"));
-		unlink(path);
-	} else {
-		print_message("block device node: cannot mknod (%s), not checked\n",
-			      strerror(errno));
-	}
+	refused_node("mem", S_IFCHR, makedev(1, 1), "memory device");
+	refused_node("disk", S_IFBLK, makedev(7, 0), "block device");
 	tmp_path(path, sizeof(path), "out");
 
 	/* a directory that does not exist */

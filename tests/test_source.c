@@ -1227,48 +1227,42 @@ static void test_remainder_after_feed(void **state)
 	unlink(tmp_path("rem"));
 }
 
+/* A new set over the file path, read to its end into got (3 blocks); its stats in *st. */
+static size_t read_file_set(const char *path, int efd, uint8_t *got, struct source_stats *st)
+{
+	struct source_set *set = one_file_set(path);
+	size_t n;
+
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
+	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
+	source_get_stats(source_set_get(set, 0), st);
+	source_set_free(set);
+	return n;
+}
+
 /*
  * Issue 12: a regular file is read once, front to back: a second set over the same file
  * (a reload) goes on where the first stopped, and a new file at the same path is new.
  */
 static void test_file_offset_survives(void **state)
 {
-	uint8_t *in, *want, *got;
-	size_t in_len, npass, n;
-	struct source_set *set;
+	uint8_t *in, *want, *got = malloc(3 * BLOCK);
+	size_t in_len, npass;
 	struct source_stats st;
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
 	npass = make_input(&in, &in_len, &want, 3, NULL);
 	write_file(tmp_path("once"), in, in_len);
-	set = one_file_set(tmp_path("once"));
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
-	got = malloc(3 * BLOCK);
-	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
-	assert_int_equal(n, npass * BLOCK);
-	source_set_free(set);
-
+	assert_int_equal(read_file_set(tmp_path("once"), efd, got, &st), npass * BLOCK);
 	/* The same file again: at its end at once, nothing read. */
-	set = one_file_set(tmp_path("once"));
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
-	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
-	assert_int_equal(n, 0);
-	source_get_stats(source_set_get(set, 0), &st);
+	assert_int_equal(read_file_set(tmp_path("once"), efd, got, &st), 0);
 	assert_int_equal(st.bytes_read, 0);
 	assert_string_equal(st.last_error_text, "end of file");
-	source_set_free(set);
-
 	/* A new file at the same path (a new inode): read from its start. */
 	unlink(tmp_path("once"));
 	write_file(tmp_path("once"), in, in_len);
-	set = one_file_set(tmp_path("once"));
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
-	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
-	assert_int_equal(n, npass * BLOCK);
-	source_set_free(set);
+	assert_int_equal(read_file_set(tmp_path("once"), efd, got, &st), npass * BLOCK);
 
 	close(efd);
 	free(in);
