@@ -273,6 +273,17 @@ static void test_misc_current_backend(void **state)
 	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), 2500);
 	assert_int_equal(last_read_size, 2500);
 	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
+
+	/*
+	 * Issue 12: an administrator lowers rng_quality; the reader obeys within a second,
+	 * without a re-open (not at once: sysfs is read at most once a second).
+	 */
+	put("rng_quality", "100");
+	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
+	assert_int_equal(fake_source_found_quality(src), 700);
+	usleep(1100 * 1000);
+	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
+	assert_int_equal(fake_source_found_quality(src), 100);
 	source_hwrng.fini(src);
 	fake_source_free(src);
 }
