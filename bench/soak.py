@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -50,8 +51,10 @@ class Backend:
         self.away = False
 
     def write(self, value):
+        # With its newline: an empty write never reaches the kernel, and "" (automatic
+        # choice) must.
         with open(f"{SYS}/rng_current", "w") as f:
-            f.write(value)
+            f.write(value + "\n")
 
     def switch(self):
         if not self.usable:
@@ -65,6 +68,8 @@ class Backend:
     def restore(self):
         if self.usable and self.away:
             self.write("" if self.auto else self.cur)
+            if read(f"{SYS}/rng_current") != self.cur:  # the automatic choice differs
+                self.write(self.cur)
             self.away = False
 
 
@@ -200,6 +205,7 @@ def main():
             rc = "killed"
     print(f"rngd exit status: {rc}; rng_current now '{read(SYS + '/rng_current')}' "
           f"(was '{backend.cur}')")
+    shutil.rmtree(t, ignore_errors=True)
     print(f"writer: {counts['blocks_sent']} blocks sent, {counts['replays_sent']} of them "
           f"replays, {counts['sigpipe']} SIGPIPE")
     if len(rows) < 4:
