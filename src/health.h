@@ -3,7 +3,8 @@
  * Health tests that run on every block before the FIPS 140-2 gate, on the reader thread
  * (pure: no I/O, no locks, no allocation):
  *  - a repeated-block detector: a keyed 64-bit hash of each block against the hashes of
- *    the source's last HEALTH_HISTORY blocks (kept across re-opens of the source). A block seen again is replayed data (a file
+ *    the source's last HEALTH_HISTORY blocks (per source name, across re-opens and reloads:
+ *    struct source_history in source_internal.h). A block seen again is replayed data (a file
  *    read twice, a writer that repeats itself, a stuck DMA buffer): FIPS 140-2 passes a
  *    random block repeated forever, this does not.
  *  - SP 800-90B §4.4's two continuous tests on bytes, with the cut-offs for an assessed

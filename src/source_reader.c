@@ -508,7 +508,14 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		 * No clock read here: the read's time marks progress, a test takes microseconds.
 		 * Replayed or stuck data never reaches the FIPS tests (it could pass them).
 		 */
-		health = health_test_block(&src->health, b->data, sizeof(b->data));
+		if (src->history) {
+			pthread_mutex_lock(&src->history->lock);
+			health = health_test_block(&src->history->health, b->data,
+						   sizeof(b->data));
+			pthread_mutex_unlock(&src->history->lock);
+		} else {
+			health = 0; /* out of memory at start: FIPS alone, as before */
+		}
 		res = health ? 1 : fips_test_block(&src->fips, b->data);
 		trip = source_fail_window_add(&src->window, res != 0);
 
@@ -566,23 +573,47 @@ read_error:
 	return r;
 }
 
-static uint64_t health_key[2];
+static pthread_mutex_t histories_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct source_history *histories;
 
-static void health_key_init(void)
+/* The history of the sources named name (made empty the first time), NULL: ENOMEM. */
+static struct source_history *history_for(const char *name)
 {
-	/* Best effort: without it the hash is unkeyed, still fine for data nobody crafted. */
-	if (getrandom(health_key, sizeof(health_key), GRND_NONBLOCK) != sizeof(health_key))
-		health_key[0] = now_ns();
+	static uint64_t key[2];
+	struct source_history *h;
+
+	pthread_mutex_lock(&histories_lock);
+	if (!histories &&
+	    getrandom(key, sizeof(key), GRND_NONBLOCK) != (ssize_t)sizeof(key))
+		key[0] = now_ns(); /* unkeyed, still fine for data nobody crafted */
+	for (h = histories; h; h = h->next)
+		if (strcmp(h->name, name) == 0)
+			goto out;
+	h = calloc(1, sizeof(*h));
+	if (h && !(h->name = strdup(name))) {
+		free(h);
+		h = NULL;
+	}
+	if (h) {
+		pthread_mutex_init(&h->lock, NULL);
+		health_init(&h->health, key);
+		h->next = histories;
+		histories = h;
+	}
+out:
+	pthread_mutex_unlock(&histories_lock);
+	return h;
 }
 
 static void reader_loop(struct source *src)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	char why[160];
 	int r;
 
-	pthread_once(&once, health_key_init);
-	health_init(&src->health, health_key);
+	src->history = history_for(src->name);
+	if (!src->history)
+		log_full(LOG_WARNING, src->name, "no-history", NULL,
+			 "out of memory: no repeated-block check, FIPS tests only");
 
 	src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 	for (;;) {
