@@ -3,17 +3,17 @@
  * Health tests that run on every block before the FIPS 140-2 gate, on the reader thread
  * (pure: no I/O, no locks, no allocation):
  *  - a repeated-block detector: a keyed 64-bit hash of each block against the hashes of
- *    the source's last HEALTH_HISTORY blocks (per source name, across re-opens and reloads:
- *    struct source_history in source_internal.h). A block seen again is replayed data (a file
- *    read twice, a writer that repeats itself, a stuck DMA buffer): FIPS 140-2 passes a
- *    random block repeated forever, this does not.
+ *    the source's last HEALTH_HISTORY blocks (per source name, across re-opens and
+ *    reloads: struct source_history in source_internal.h). A block seen again is replayed
+ *    data (a file read twice, a writer that repeats itself, a stuck DMA buffer): FIPS
+ *    140-2 passes a random block repeated forever, this does not.
  *  - SP 800-90B §4.4's two continuous tests on bytes, with the cut-offs for an assessed
  *    min-entropy of H = 1 bit per byte and alpha = 2^-20: the Repetition Count Test (a
  *    byte repeated HEALTH_RCT_CUTOFF times in a row) and the Adaptive Proportion Test
  *    (the first byte of a 512-byte window occurring HEALTH_APT_CUTOFF times in it), each
- *    within one block (a stuck source fails every block anyway). H = 1
- *    is far below what any source here claims, so these catch stuck and grossly biased
- *    sources without false alarms.
+ *    within one block (a stuck source fails every block anyway). H = 1 is far below what
+ *    any source here claims, so these catch stuck and grossly biased sources without
+ *    false alarms.
  * False positives on a perfect source, per block: repeated block 1024 * 2^-64 ~ 6e-17
  * (hash collision; two equal 2500-byte random blocks: 2^-20000); RCT about
  * 2500 * 2^-160; APT below 10^-700. None in the lifetime of any machine.
