@@ -25,11 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HEALTH_HISTORY 1024 /* block hashes remembered per source */
-#define HEALTH_TABLE 2048   /* their lookup table (a power of two, >= 2 * HEALTH_HISTORY) */
-#define HEALTH_RCT_CUTOFF 21	 /* 1 + ceil(20 / H), H = 1 (SP 800-90B §4.4.1) */
-#define HEALTH_APT_WINDOW 512	 /* non-binary window (SP 800-90B §4.4.2) */
-#define HEALTH_APT_CUTOFF 410	 /* H = 1, alpha = 2^-20 (SP 800-90B §4.4.2, table 2) */
+#define HEALTH_HISTORY 1024   /* block hashes remembered per source */
+#define HEALTH_TABLE 2048     /* their lookup table (a power of two, >= 2 * HEALTH_HISTORY) */
+#define HEALTH_RCT_CUTOFF 21  /* 1 + ceil(20 / H), H = 1 (SP 800-90B §4.4.1) */
+#define HEALTH_APT_WINDOW 512 /* non-binary window (SP 800-90B §4.4.2) */
+#define HEALTH_APT_CUTOFF 410 /* H = 1, alpha = 2^-20 (SP 800-90B §4.4.2, table 2) */
 
 /* Verdicts of health_test_block(), as bits. */
 enum {
@@ -39,7 +39,7 @@ enum {
 };
 
 struct health {
-	uint64_t key[2]; /* hash key, random per process */
+	uint64_t key[2];	       /* hash key, random per process */
 	uint64_t hist[HEALTH_HISTORY]; /* oldest at next once full */
 	size_t n_hist, next;
 	uint64_t table[HEALTH_TABLE];

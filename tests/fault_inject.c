@@ -64,9 +64,9 @@ static const struct {
 	const char *name;
 	int err;
 } errnames[] = {
-	{ "EIO", EIO },	      { "EAGAIN", EAGAIN }, { "EINTR", EINTR },   { "ENODEV", ENODEV },
-	{ "EPIPE", EPIPE },   { "ENOSPC", ENOSPC }, { "EFAULT", EFAULT }, { "EINVAL", EINVAL },
-	{ "EPERM", EPERM },   { "short", SHORT_READ },
+	{ "EIO", EIO },	    { "EAGAIN", EAGAIN },    { "EINTR", EINTR },   { "ENODEV", ENODEV },
+	{ "EPIPE", EPIPE }, { "ENOSPC", ENOSPC },    { "EFAULT", EFAULT }, { "EINVAL", EINVAL },
+	{ "EPERM", EPERM }, { "short", SHORT_READ },
 };
 
 static void setup(void)

@@ -11,10 +11,12 @@
  * kept per file (device and inode) for the life of the process, not per open, so that a
  * re-open after a back-off, a reload, or two sources naming the same file go on where the
  * last read stopped; each read claims its range of the file under a lock (pread at the
- * shared offset), so that an old set still reading during a reload cannot overlap a new one. A FIFO without a writer reads as
- * end of file at once; that is "no data now" (read returns 0): the framework waits 10 ms
- * doubling to 1 s and reads again, so a writer may come and go. Character devices are
- * treated the same way.
+ * shared offset), so that an old set still reading during a reload cannot overlap a new
+ * one.
+ *
+ * A FIFO without a writer reads as end of file at once; that is "no data now" (read
+ * returns 0): the framework waits 10 ms doubling to 1 s and reads again, so a writer may
+ * come and go. Character devices are treated the same way.
  */
 #include "config.h"
 
