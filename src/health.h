@@ -6,7 +6,8 @@
  *    the source's last HEALTH_HISTORY blocks (per source name, across re-opens and
  *    reloads: struct source_history in source_internal.h). A block seen again is replayed
  *    data (a file read twice, a writer that repeats itself, a stuck DMA buffer): FIPS
- *    140-2 passes a random block repeated forever, this does not.
+ *    140-2 passes a random block repeated forever, this does not. Whole blocks only: a
+ *    repeat shifted by other than a multiple of the block size is not matched.
  *  - SP 800-90B §4.4's two continuous tests on bytes, with the cut-offs for an assessed
  *    min-entropy of H = 1 bit per byte and alpha = 2^-20: the Repetition Count Test (a
  *    byte repeated HEALTH_RCT_CUTOFF times in a row) and the Adaptive Proportion Test
