@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
@@ -86,6 +87,7 @@ static const struct global_key global_keys[] = {
 	KEY("status-interval", OPTION_UINT, status_interval, 0, 86400, false),
 	KEY("stats-interval", OPTION_UINT, stats_interval, 0, 86400, false),
 	KEY("use-slow-sources", OPTION_BOOL, use_slow_sources, 0, 0, false),
+	KEY("force-output", OPTION_BOOL, force_output, 0, 0, false),
 };
 
 #define N_GLOBAL_KEYS ARRAY_SIZE(global_keys)
@@ -615,14 +617,26 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 {
 	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) char *buf = NULL;
+	struct stat st;
 	ssize_t n;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * O_NONBLOCK: a FIFO (or a device) named as the configuration must not hang
+	 * --check-config or a reload until a writer appears; only a regular file is read.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		int r = -errno;
 
 		return fail(r, err, errlen, path, 0, NULL, "%s", strerror(-r));
 	}
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+
+		return fail(r, err, errlen, path, 0, NULL, "%s", strerror(-r));
+	}
+	if (!S_ISREG(st.st_mode))
+		return fail(-EINVAL, err, errlen, path, 0, NULL, "not a regular file");
 	/* One byte more than allowed, to tell "exactly the limit" from "too large". */
 	buf = malloc(CONF_MAX_FILE + 1);
 	if (!buf)

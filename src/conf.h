@@ -53,6 +53,8 @@ struct conf {
 	uint64_t stats_interval;	/* stats-interval: seconds between statistics lines, 0 = off
 					   (default) */
 	bool use_slow_sources;		/* use-slow-sources [-u] */
+	bool force_output;		/* force-output [--force-output]: an output that is an
+					   existing, non-empty regular file is truncated, not refused */
 
 	struct conf_section *sections;	/* each one passed check_section */
 	size_t n_sections;

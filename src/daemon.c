@@ -24,6 +24,8 @@
 #define KERNEL_CHUNK FIPS_BLOCK_BYTES
 /* --once gives up when no tested block arrived in this time. */
 #define ONCE_TIMEOUT_NS (15 * NSEC_PER_SEC)
+/* Longest wait after failed feeds (1 s doubling up to this). */
+#define FEED_RETRY_MAX_NS (64 * NSEC_PER_SEC)
 
 static int block_signals(sigset_t *set)
 {
@@ -165,7 +167,20 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	d->c.started = realtime_ns();
 
 	if (mode != DAEMON_TEST) {
-		r = sink_open(&d->sink, conf->random_device, NULL);
+		char why[256] = "";
+
+		/* Before the open: an output open truncates nothing, but it may create. */
+		if (source_set_reads_path(set, conf->random_device)) {
+			log_error("cannot write to '%s': it is also a source", conf->random_device);
+			r = -EINVAL;
+			goto fail;
+		}
+		r = sink_open_flags(&d->sink, conf->random_device, NULL,
+				    conf->force_output ? SINK_OVERWRITE : 0, why, sizeof(why));
+		if (r < 0 && why[0]) {
+			log_error("%s", why);
+			goto fail;
+		}
 		if (r < 0) {
 			log_error("cannot open '%s': %s", conf->random_device, strerror(-r));
 			goto fail;
@@ -325,7 +340,13 @@ static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 		} else if (d->mode != DAEMON_TEST) {
 			r = sink_write_iov(d->sink, iov, (int)used);
 		}
+		/*
+		 * Consumed even when the write failed: part of it may have been written, and
+		 * nothing is written twice. Counted, and the run ends with an error.
+		 */
 		pool_consume(d->pool, r == 0);
+		if (r < 0 && !kernel && r != -EPIPE)
+			d->bytes_lost += k;
 		if (r < 0)
 			return r;
 		total += k;
@@ -390,6 +411,12 @@ static int feed_cycle(struct daemon *d)
 		fed = feed(d, SIZE_MAX, now);
 		return fed < 0 ? (int)fed : 0;
 	}
+	if (d->retry_at > now) {
+		/* Backing off after a failed feed: nothing before retry_at. */
+		d->want_more = false;
+		set_feed_timer(d, d->retry_at);
+		return 0;
+	}
 	if (!d->crng_ready && !output_sink(d))
 		d->crng_ready = sink_crng_ready();
 	st.crng_ready = d->crng_ready;
@@ -409,10 +436,18 @@ static int feed_cycle(struct daemon *d)
 			return -EPERM;
 		}
 		if (fed < 0) {
-			log_warning("cannot feed: %s, retrying in 1 s", strerror((int)-fed));
+			/* 1 s, doubling, at most FEED_RETRY_MAX_NS: never a storm of retries. */
+			d->retry_ns = d->retry_ns ? MIN(d->retry_ns * 2, FEED_RETRY_MAX_NS)
+						  : NSEC_PER_SEC;
+			d->retry_at = now + d->retry_ns;
+			log_warning("cannot %s: %s, retrying in %llu s",
+				    output_sink(d) ? "write the output" : "feed",
+				    strerror((int)-fed),
+				    (unsigned long long)(d->retry_ns / NSEC_PER_SEC));
 			d->want_more = false;
-			next = now + NSEC_PER_SEC;
+			next = d->retry_at;
 		} else if (fed > 0) {
+			d->retry_ns = 0;
 			fed_ok(d, now, (size_t)fed);
 			if (d->mode == DAEMON_ONCE ||
 			    (d->byte_limit && d->c.bytes_fed >= d->byte_limit))
@@ -790,6 +825,11 @@ int daemon_run(struct daemon *d)
 	notify_stopping();
 	if (d->mode == DAEMON_TEST)
 		daemon_test_rate_line(d, true);
+	if (r >= 0 && d->bytes_lost) {
+		log_error("%" PRIu64 " tested bytes could not be written to '%s'", d->bytes_lost,
+			  d->conf.random_device);
+		r = -EIO;
+	}
 	return r > 0 ? 0 : r;
 }
 

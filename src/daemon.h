@@ -74,6 +74,9 @@ struct daemon {
 	uint64_t test_start_ns, test_last_ns, test_last_bytes, test_bytes;
 	uint64_t next_status_ns, next_stats_ns, next_watchdog_ns, ready_deadline_ns;
 	uint64_t watchdog_ns;
+	/* A failed feed: wait retry_ns (1 s doubling, capped) before the next one, at retry_at. */
+	uint64_t retry_ns, retry_at;
+	uint64_t bytes_lost;	/* taken from the sources for an output, but not written */
 };
 
 /*
@@ -91,8 +94,9 @@ int daemon_start(struct daemon *d);
 
 /*
  * Run until SIGTERM/SIGINT, the end of --once or --dump, or a fatal error. Returns 0 on a
- * clean stop, -EPERM when the kernel refused the ioctl, -ENOENT when no source is left, or
- * another -errno (all logged).
+ * clean stop, -EPERM when the kernel refused the ioctl, -ENOENT when no source is left,
+ * -EIO when tested data meant for an output could not be written, or another -errno (all
+ * logged).
  */
 int daemon_run(struct daemon *d);
 

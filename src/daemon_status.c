@@ -58,6 +58,8 @@ static int snapshot_take(struct daemon *d, struct snapshot *s)
 		ss->blocks_tested = st->blocks_tested;
 		ss->blocks_passed = st->blocks_passed;
 		memcpy(ss->fips_failures, st->fips_failures, sizeof(ss->fips_failures));
+		ss->blocks_replayed = st->blocks_replayed;
+		ss->health_failures = st->health_failures;
 		ss->bytes_fed = st->bytes_fed;
 		ss->bits_credited = st->bits_credited;
 		ss->last_error = st->last_error_text[0] ? st->last_error_text : NULL;

@@ -70,6 +70,7 @@ enum {
 	OPT_DUMP,
 	OPT_DUMP_BYTES,
 	OPT_HELP,
+	OPT_FORCE_OUTPUT,
 };
 
 static const struct option long_options[] = {
@@ -101,6 +102,7 @@ static const struct option long_options[] = {
 	{ "dump", required_argument, NULL, OPT_DUMP },
 	{ "dump-bytes", required_argument, NULL, OPT_DUMP_BYTES },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "force-output", no_argument, NULL, OPT_FORCE_OUTPUT },
 	{ 0 },
 };
 
@@ -120,6 +122,7 @@ static void usage(FILE *f)
 		"                              rngd:KEY:VALUE sets an [rngd] key\n"
 		"  -r, --rng-device=PATH       device of the hwrng source (/dev/hwrng)\n"
 		"  -o, --random-device=PATH    sink: /dev/random, or a file, FIFO or /dev/stdout\n"
+		"      --force-output          -o may overwrite an existing, non-empty file\n"
 		"  -p, --pid-file=PATH         pid file in background mode\n"
 		"  -s, --random-step=BYTES     bytes per feed (feed-bytes, 64)\n"
 		"  -W, --fill-watermark=BITS   legacy kernels: refill level\n"
@@ -314,6 +317,9 @@ static void parse_args(struct options *o, int argc, char **argv)
 		case OPT_DUMP:
 			o->dump = optarg;
 			o->foreground = true;
+			break;
+		case OPT_FORCE_OUTPUT:
+			add_override(o, NULL, "force-output", "yes", c);
 			break;
 		case OPT_DUMP_BYTES:
 			if (parse_uint(optarg, 1, UINT64_MAX, &o->dump_bytes) < 0)
@@ -534,6 +540,26 @@ static void no_source_why(struct source_set *set, char *buf, size_t len)
 	}
 }
 
+/* Open /dev/null on whichever of fds 0-2 is closed. 0 or -errno. */
+static int take_std_fds(void)
+{
+	for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++) {
+		int n;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* The lowest free fd: this one, as the ones below it are open. */
+		n = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
+		if (n < 0)
+			return -errno;
+		if (n != fd) {
+			close(n);
+			return -EBADF;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[CONF_ERR_MAX], why[256];
@@ -546,6 +572,12 @@ int main(int argc, char **argv)
 	int report_fd = -1, r, ret = EXIT_RUNTIME, usable;
 	bool started = false;
 
+	/*
+	 * First thing: a closed standard fd would be taken by the next open (signalfd, the
+	 * sink, an output file) and then written to as a log or overwritten with /dev/null.
+	 */
+	if (take_std_fds() < 0)
+		return EXIT_RUNTIME;
 	log_set_ident("rngd");
 	parse_args(&o, argc, argv);
 	log_setup(o.log_level, o.foreground ? LOG_TARGET_AUTO : LOG_TARGET_STDERR);

@@ -42,16 +42,18 @@ static bool stale(const struct block *b, uint64_t now, uint64_t max_age_ns)
 
 /*
  * After the consumer released blocks: the producer waits for half the ring to be free
- * (wait_slot()). Once per batch of releases, not per block: the fence is not free.
+ * (wait_slot()). Once per batch of releases, not per block. The check is made under the
+ * source's lock, which wait_slot() holds from its waiting store through its own check of
+ * the ring: either this sees it waiting and signals, or it sees the released slots. (A
+ * lock-free check would need a full fence on both sides between the store and the load,
+ * which ThreadSanitizer cannot model.)
  */
 static void released(struct source *src)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load(&src->waiting) && ring_count(&src->ring) <= (src->ring.mask + 1) / 2) {
-		pthread_mutex_lock(&src->lock);
+	pthread_mutex_lock(&src->lock);
+	if (atomic_load(&src->waiting) && ring_count(&src->ring) <= (src->ring.mask + 1) / 2)
 		pthread_cond_signal(&src->cond);
-		pthread_mutex_unlock(&src->lock);
-	}
+	pthread_mutex_unlock(&src->lock);
 }
 
 void source_drop_stale(struct source *src, uint64_t now, uint64_t max_age_ns)
@@ -137,7 +139,8 @@ struct pool {
 	struct pool_source {
 		uint64_t credit_rem; /* credit remainder, 1/1024 bit */
 		size_t got;	     /* what the last pool_peek() pointed at ... */
-		uint64_t bits;	     /* ... and the credit it deserves */
+		uint64_t bits;	     /* ... the credit it deserves ... */
+		uint64_t next_rem;   /* ... and the remainder once it is fed */
 	} *per_src;
 };
 
@@ -197,8 +200,10 @@ size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, ui
 		if (k < n && used < max_iov)
 			used += source_peek(src, iov + used, max_iov - used, n - k, now, max_age_ns,
 					    &ps->got);
+		/* The remainder moves on only once the sink took the bytes (pool_consume()). */
+		ps->next_rem = ps->credit_rem;
 		if (ps->got && max_bits_per_byte)
-			ps->bits = sink_credit(&ps->credit_rem, ps->got, source_quality(src),
+			ps->bits = sink_credit(&ps->next_rem, ps->got, source_quality(src),
 					       max_bits_per_byte);
 		*bits += ps->bits;
 		k += ps->got;
@@ -218,8 +223,10 @@ void pool_consume(struct pool *p, bool fed)
 		if (!ps->got)
 			continue;
 		source_consume(src, ps->got);
-		if (fed)
+		if (fed) {
+			ps->credit_rem = ps->next_rem;
 			source_account_fed(src, ps->got, ps->bits);
+		}
 		ps->got = 0;
 		ps->bits = 0;
 	}

@@ -68,7 +68,8 @@ size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, ui
 		 uint64_t *bits);
 /*
  * Wipe and hand back what pool_peek() pointed at; when fed, account the bytes and their
- * credit to each source (source_account_fed()).
+ * credit to each source (source_account_fed()) and commit each source's credit remainder
+ * (a failed injection leaves it as it was before pool_peek()).
  */
 void pool_consume(struct pool *p, bool fed);
 

@@ -290,7 +290,11 @@ int privs_drop(const char *user, const char *group)
 			return log_fail(user, group, -errno, "cannot clear keep-capabilities");
 	}
 
-	r = set_caps(true);
+	/*
+	 * Keep CAP_SYS_ADMIN only when there is one to keep: root in a container may lack it,
+	 * and test mode and outputs need none (feeding the kernel was refused before this).
+	 */
+	r = set_caps(read_proc_status(&ps) < 0 || (ps.cap_prm & PRIVS_KEPT_CAPS));
 	if (r < 0)
 		return log_fail(user, group, r, "cannot reduce capabilities to CAP_SYS_ADMIN");
 	r = set_no_new_privs();

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <linux/random.h>
@@ -55,8 +57,55 @@ struct sink {
 	bool output_mode;	/* plain write(), no ioctls */
 	enum kernel_gen gen;
 	bool pollout;		/* legacy: the last wait saw POLLOUT */
+	bool threshold_above;	/* legacy: the kernel's write_wakeup_threshold > ours */
+	uint64_t interval_ns;	/* the last wait's feed interval */
+	uint64_t quiet_until;	/* legacy: no POLLOUT wait before (CLOCK_MONOTONIC ns) */
 	char *procdir;		/* "/proc/sys/kernel/random", replaceable by tests */
 };
+
+#define SINK_NO_TRUNCATE (1u << 8) /* internal: stdout */
+
+/* mem 1:1, kmem 1:2, port 1:4 (Documentation/admin-guide/devices.txt). */
+static bool memory_device(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 1 &&
+	       (minor(st->st_rdev) == 1 || minor(st->st_rdev) == 2 || minor(st->st_rdev) == 4);
+}
+
+static int _printf_(3, 4) refuse(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && len) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* What an output may not be; checked on what was opened. 0 or -EINVAL/-EEXIST with why. */
+static int check_output(int fd, const char *path, unsigned int flags, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (S_ISBLK(st.st_mode))
+		return refuse(why, len, "'%s' is a block device: refusing to write over it", path);
+	if (memory_device(&st))
+		return refuse(why, len, "'%s' is a memory device: refusing to write to it", path);
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		if (!(flags & SINK_OVERWRITE)) {
+			refuse(why, len, "'%s' exists and is not empty: refusing to overwrite it "
+				"without --force-output", path);
+			return -EEXIST;
+		}
+		if (!(flags & SINK_NO_TRUNCATE) && ftruncate(fd, 0) < 0)
+			return -errno;
+	}
+	return 0;
+}
 
 static int open_output(const char *path, const struct stat *st, bool exists)
 {
@@ -68,8 +117,11 @@ static int open_output(const char *path, const struct stat *st, bool exists)
 		return fd < 0 ? -errno : fd;
 	}
 	if (!exists || S_ISREG(st->st_mode))
-		/* 0600: the data may end up as key material; only its owner should read it. */
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+		/*
+		 * 0600: the data may end up as key material; only its owner should read it.
+		 * No O_TRUNC: check_output() decides on what was opened.
+		 */
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
 	else
 		/* FIFOs block here until a reader opens them; that is what the user asked. */
 		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
@@ -79,6 +131,12 @@ static int open_output(const char *path, const struct stat *st, bool exists)
 static void grow_pipe(int fd);
 
 int sink_open(struct sink **ret, const char *path, const char *procdir)
+{
+	return sink_open_flags(ret, path, procdir, 0, NULL, 0);
+}
+
+int sink_open_flags(struct sink **ret, const char *path, const char *procdir, unsigned int flags,
+		    char *why, size_t len)
 {
 	struct sink *s;
 	struct stat st;
@@ -132,10 +190,29 @@ int sink_open(struct sink **ret, const char *path, const char *procdir)
 	}
 
 	s->output_mode = true;
+	/* Not even opened (opening /dev/port has effects); checked again on what is opened. */
+	if (exists && strcmp(path, "-") != 0) {
+		if (S_ISBLK(st.st_mode)) {
+			r = refuse(why, len, "'%s' is a block device: refusing to write over it",
+				   path);
+			goto fail;
+		}
+		if (memory_device(&st)) {
+			r = refuse(why, len, "'%s' is a memory device: refusing to write to it",
+				   path);
+			goto fail;
+		}
+	}
 	r = open_output(path, &st, exists);
 	if (r < 0)
 		goto fail;
 	s->fd = r;
+	/* Standard output is the caller's: the shell already truncated or appends. */
+	if (strcmp(path, "-") == 0 || strcmp(path, "/dev/stdout") == 0)
+		flags |= SINK_OVERWRITE | SINK_NO_TRUNCATE;
+	r = check_output(s->fd, path, flags, why, len);
+	if (r < 0)
+		goto fail;
 	grow_pipe(s->fd);
 	*ret = s;
 	return 0;
@@ -370,7 +447,7 @@ static bool waits_for_pollout(const struct sink *s)
 	return s && !s->output_mode && s->gen == KERNEL_LEGACY;
 }
 
-int sink_prepare_wait(const struct sink *s, uint64_t interval_ns, struct pollfd *pfd)
+int sink_prepare_wait(struct sink *s, uint64_t interval_ns, struct pollfd *pfd)
 {
 	*pfd = (struct pollfd){ .fd = -1, .events = POLLOUT };
 	/*
@@ -379,10 +456,15 @@ int sink_prepare_wait(const struct sink *s, uint64_t interval_ns, struct pollfd 
 	 */
 	if (!waits_for_pollout(s))
 		return -1;
+	s->interval_ns = interval_ns;
 	/*
-	 * /dev/urandom has no poll handler and always polls writable, so a legacy sink opened
-	 * on it wakes the loop at once; it has always been so (issue 12 revisits this wait).
+	 * POLLOUT only when it asks for data. The kernel reports it below its own threshold;
+	 * above ours (it could not be set) it would wake the loop at once, again and again,
+	 * without a refill (§1.4). /dev/urandom has no poll handler and always polls
+	 * writable: after one such wake the next interval goes by on the timer.
 	 */
+	if (s->threshold_above || now_ns() < s->quiet_until)
+		return -1;
 	pfd->fd = s->fd;
 	/* Never without a timeout: a kernel may never report POLLOUT (§1.4). */
 	return (int)MIN(interval_ns / NSEC_PER_MSEC, (uint64_t)INT_MAX);
@@ -397,6 +479,18 @@ int sink_wait_done(struct sink *s, short revents)
 	return s->pollout;
 }
 
+/* The kernel's write_wakeup_threshold in bits, -1 when unknown. */
+static int64_t kernel_threshold(const struct sink *s)
+{
+	char path[PATH_MAX], buf[32];
+	uint64_t v;
+
+	if (proc_path(s, "write_wakeup_threshold", path, sizeof(path)) < 0 ||
+	    read_text_file(path, buf, sizeof(buf)) < 0 || parse_uint(buf, 0, INT32_MAX, &v) < 0)
+		return -1;
+	return (int64_t)v;
+}
+
 void sink_feed_state(struct sink *s, unsigned int watermark, struct feed_state *st)
 {
 	if (!waits_for_pollout(s))
@@ -406,9 +500,12 @@ void sink_feed_state(struct sink *s, unsigned int watermark, struct feed_state *
 	/*
 	 * The kernel's count decides, not the POLLOUT of the last wait (s->pollout): a known
 	 * count overrides it in feed_plan() anyway, and an unknown one counts as not writable.
-	 * That is how the loop has always fed legacy kernels; issue 12 revisits it here.
 	 */
 	st->writable = st->entropy_avail >= 0 && (unsigned int)st->entropy_avail < watermark;
+	s->threshold_above = kernel_threshold(s) > (int64_t)watermark;
+	if (s->pollout && !st->writable)
+		s->quiet_until = st->now_ns + (s->interval_ns ? s->interval_ns : FEED_RETRY_NS);
+	s->pollout = false;
 }
 
 /* Feeding policy. */

@@ -29,6 +29,15 @@ struct sink;
  * 0 or -errno.
  */
 int sink_open(struct sink **ret, const char *path, const char *procdir);
+/*
+ * sink_open() with the output rules: an output that is a block device or a memory device
+ * (/dev/mem, /dev/kmem, /dev/port) is refused (-EINVAL), and an existing regular file that
+ * is not empty is refused (-EEXIST) unless flags has SINK_OVERWRITE (then it is
+ * truncated); why (may be NULL) says why in one line.
+ */
+#define SINK_OVERWRITE 1u
+int sink_open_flags(struct sink **ret, const char *path, const char *procdir, unsigned int flags,
+		    char *why, size_t len);
 /* Close and free s (NULL is fine). Returns NULL, for s = sink_close(s). */
 struct sink *sink_close(struct sink *s);
 /* Whether s writes to an output (file, FIFO, stdout): plain writes, no ioctls, no credit. */
@@ -73,10 +82,14 @@ int sink_reseed(struct sink *s);
  * polling. Before poll(): sets *pfd to what to wait for (fd -1: nothing; s NULL is no sink)
  * and returns the longest the loop may then sleep in ms, -1 for no limit of the sink's.
  * Only a legacy kernel sink waits, for POLLOUT ("below the write-wakeup threshold"), and
- * never longer than interval_ns, the feed interval. The loop skips the wait when it has
- * nothing to give.
+ * never longer than interval_ns, the feed interval; and only while POLLOUT means "feed
+ * me": not when the kernel's write_wakeup_threshold is above the daemon's watermark (the
+ * kernel then polls writable while the daemon would not refill), and not for an interval
+ * after a POLLOUT that sink_feed_state() found needs no refill (a device that always polls
+ * writable, like /dev/urandom). Then the loop sleeps until its feed timer, which checks
+ * entropy_avail every interval. The loop skips the wait when it has nothing to give.
  */
-int sink_prepare_wait(const struct sink *s, uint64_t interval_ns, struct pollfd *pfd);
+int sink_prepare_wait(struct sink *s, uint64_t interval_ns, struct pollfd *pfd);
 /*
  * After poll(): revents of the pollfd from sink_prepare_wait(). Returns 1 when the kernel
  * asks to be fed (POLLOUT, or POLLERR/POLLHUP: a write will tell), 0 when not, -EBADF on
@@ -115,7 +128,8 @@ struct feed_state {
 /*
  * The kernel's side of st for feed_plan(): on a legacy kernel sink, entropy_avail (-errno
  * when unknown), watermark (bits, the threshold the daemon set) and writable; nothing
- * otherwise.
+ * otherwise. Also reads the kernel's write_wakeup_threshold, and notes a POLLOUT that
+ * asked for nothing (see sink_prepare_wait()).
  */
 void sink_feed_state(struct sink *s, unsigned int watermark, struct feed_state *st);
 

@@ -14,11 +14,24 @@
 #include <stdatomic.h>
 
 #include "fips.h"
+#include "health.h"
 #include "ring.h"
 #include "source_set.h"
 
 #define MAX_COUNTERS 8
 #define COUNTER_NAME_MAX 32
+
+/*
+ * The block history of the health tests (health.h) of every source of one name, shared by
+ * the sets a reload makes (an old set's reader may still run beside the new one's) and
+ * kept for the life of the process: a replay is caught whichever set reads it.
+ */
+struct source_history {
+	char *name;
+	pthread_mutex_t lock;
+	struct health health;
+	struct source_history *next;
+};
 
 struct source_kv {
 	char *key;
@@ -57,6 +70,7 @@ struct source {
 
 	/* The reader thread's alone while it runs (source_reader.c). */
 	struct fips_ctx fips;
+	struct source_history *history; /* shared by name: survives re-opens and reloads */
 	struct source_fail_window window;
 	uint64_t backoff_ns;
 	uint64_t blocks_since_open;

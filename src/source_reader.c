@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -454,6 +455,11 @@ static struct block *wait_slot(struct source *src)
 
 	if (b)
 		return b;
+	/*
+	 * waiting is stored and the ring checked under the lock that the consumer takes to
+	 * check waiting after it released slots (released() in pool.c): either it sees
+	 * waiting and signals, or this thread sees the released slots.
+	 */
 	pthread_mutex_lock(&src->lock);
 	atomic_store(&src->waiting, true);
 	while (!atomic_load(&src->stop) && ring_count(&src->ring) > low)
@@ -492,7 +498,7 @@ static int read_blocks(struct source *src, char *why, size_t len)
 
 	for (;;) {
 		struct block *b = wait_slot(src);
-		unsigned int res;
+		unsigned int res, health;
 		bool trip;
 
 		if (!b)
@@ -500,15 +506,31 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		r = fill_head(src, &b->time_ns);
 		if (r < 0)
 			goto read_error; /* source_close() wipes what was read */
-		/* No clock read here: the read's time marks progress, a test takes microseconds. */
-		res = fips_test_block(&src->fips, b->data);
+		/*
+		 * No clock read here: the read's time marks progress, a test takes microseconds.
+		 * Replayed or stuck data never reaches the FIPS tests (it could pass them).
+		 */
+		if (src->history) {
+			pthread_mutex_lock(&src->history->lock);
+			health = health_test_block(&src->history->health, b->data,
+						   sizeof(b->data));
+			pthread_mutex_unlock(&src->history->lock);
+		} else {
+			health = 0; /* out of memory at start: FIPS alone, as before */
+		}
+		res = health ? 1 : fips_test_block(&src->fips, b->data);
 		trip = source_fail_window_add(&src->window, res != 0);
 
 		pthread_mutex_lock(&src->lock);
-		src->st.blocks_tested++;
+		if (health & HEALTH_REPEATED)
+			src->st.blocks_replayed++;
+		else if (health)
+			src->st.health_failures++;
+		else
+			src->st.blocks_tested++;
 		if (res == 0)
 			src->st.blocks_passed++;
-		for (unsigned int i = 0; i < FIPS_N_TESTS; i++)
+		for (unsigned int i = 0; !health && i < FIPS_N_TESTS; i++)
 			if (res & (1u << i))
 				src->st.fips_failures[i]++;
 		pthread_mutex_unlock(&src->lock);
@@ -521,6 +543,15 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		} else {
 			wipe(b, sizeof(*b));
 			head_done(src, false);
+		}
+		if (trip && (health & HEALTH_REPEATED)) {
+			snprintf(why, len, "replayed data: block seen before");
+			return -EBADMSG;
+		}
+		if (trip && health) {
+			snprintf(why, len, "stuck or biased data: SP 800-90B %s test failed",
+				 health & HEALTH_RCT ? "repetition count" : "adaptive proportion");
+			return -EBADMSG;
 		}
 		if (trip) {
 			snprintf(why, len,
@@ -544,10 +575,47 @@ read_error:
 	return r;
 }
 
+static pthread_mutex_t histories_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct source_history *histories;
+
+/* The history of the sources named name (made empty the first time), NULL: ENOMEM. */
+static struct source_history *history_for(const char *name)
+{
+	static uint64_t key[2];
+	struct source_history *h;
+
+	pthread_mutex_lock(&histories_lock);
+	if (!histories &&
+	    getrandom(key, sizeof(key), GRND_NONBLOCK) != (ssize_t)sizeof(key))
+		key[0] = now_ns(); /* unkeyed, still fine for data nobody crafted */
+	for (h = histories; h; h = h->next)
+		if (strcmp(h->name, name) == 0)
+			goto out;
+	h = calloc(1, sizeof(*h));
+	if (h && !(h->name = strdup(name))) {
+		free(h);
+		h = NULL;
+	}
+	if (h) {
+		pthread_mutex_init(&h->lock, NULL);
+		health_init(&h->health, key);
+		h->next = histories;
+		histories = h;
+	}
+out:
+	pthread_mutex_unlock(&histories_lock);
+	return h;
+}
+
 static void reader_loop(struct source *src)
 {
 	char why[160];
 	int r;
+
+	src->history = history_for(src->name);
+	if (!src->history)
+		log_full(LOG_WARNING, src->name, "no-history", NULL,
+			 "out of memory: no repeated-block check, FIPS tests only");
 
 	src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 	for (;;) {
@@ -580,7 +648,15 @@ static void reader_loop(struct source *src)
 					return;
 				continue;
 			}
-			source_close(src);
+			/*
+			 * Bad data (FIPS, replayed, stuck) is no reason to close: the source stays
+			 * open and unread during the back-off, so that a FIFO writer blocks instead
+			 * of dying of SIGPIPE, and a file is not re-read from its start.
+			 */
+			if (r == -EBADMSG)
+				drop_read_ahead(src);
+			else
+				source_close(src);
 			if (r == -ENODATA) {
 				atomic_store(&src->waiting, true); /* ending on purpose */
 				set_state(src, SOURCE_FAILED, ENODATA, why);

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "log.h"
@@ -209,6 +210,27 @@ void source_set_free(struct source_set *set)
 size_t source_set_size(const struct source_set *set)
 {
 	return set->n;
+}
+
+bool source_set_reads_path(const struct source_set *set, const char *path)
+{
+	struct stat out, st;
+
+	if (stat(path, &out) < 0)
+		return false;
+	for (size_t i = 0; i < set->n; i++) {
+		const struct source *src = set->src[i];
+		const struct option_spec *o = src->ops->options;
+
+		for (; src->enabled && o && o->key; o++) {
+			const char *v = o->type == OPTION_PATH ? source_opt_str(src, o->key) : NULL;
+
+			if (v && stat(v, &st) == 0 && st.st_dev == out.st_dev &&
+			    st.st_ino == out.st_ino)
+				return true;
+		}
+	}
+	return false;
 }
 
 struct source *source_set_get(struct source_set *set, size_t i)

@@ -63,6 +63,9 @@ struct source_stats {
 	uint64_t blocks_tested;
 	uint64_t blocks_passed;
 	uint64_t fips_failures[FIPS_N_TESTS];
+	/* Rejected before the FIPS tests (health.h), not counted in blocks_tested: */
+	uint64_t blocks_replayed; /* seen before (repeated-block detector) */
+	uint64_t health_failures; /* SP 800-90B repetition count or adaptive proportion */
 	uint64_t bytes_fed;
 	uint64_t bits_credited;
 	int last_error; /* errno of the last failure, 0 if none */
@@ -85,6 +88,12 @@ int source_set_new(struct source_set **ret, const struct conf *conf, char *err, 
 void source_set_free(struct source_set *set);
 
 size_t source_set_size(const struct source_set *set);
+/*
+ * Whether an enabled source of set reads the file path names (any of its path-typed keys,
+ * the driver's default included, names the same file: device and inode). false when path
+ * does not exist.
+ */
+bool source_set_reads_path(const struct source_set *set, const char *path);
 struct source *source_set_get(struct source_set *set, size_t i);
 /* The source called name, or NULL. */
 struct source *source_set_find(struct source_set *set, const char *name);

@@ -88,6 +88,8 @@ static json_t *source_to_json(const struct status_source *s)
 	for (size_t i = 0; i < FIPS_N_TESTS; i++)
 		set(fips, stats_fips_keys[i], j_uint(s->fips_failures[i]), &bad);
 	set(o, "fips_failures", fips, &bad);
+	set(o, "blocks_replayed", j_uint(s->blocks_replayed), &bad);
+	set(o, "health_failures", j_uint(s->health_failures), &bad);
 	set(o, "bytes_fed", j_uint(s->bytes_fed), &bad);
 	set(o, "bits_credited", j_uint(s->bits_credited), &bad);
 	set(o, "last_error", j_str(s->last_error), &bad);
@@ -395,7 +397,7 @@ int stats_format_feed(const struct status_doc *doc, char *buf, size_t len)
 
 int stats_format_source(const struct status_source *s, char *buf, size_t len)
 {
-	char fips[160] = "";
+	char fips[160] = "", health[96] = "";
 	size_t off = 0;
 
 	for (size_t i = 0; i < FIPS_N_TESTS; i++) {
@@ -406,12 +408,16 @@ int stats_format_source(const struct status_source *s, char *buf, size_t len)
 			break;
 		off += (size_t)n;
 	}
+	/* Blocks rejected before the FIPS tests: shown when there are any. */
+	if (s->blocks_replayed || s->health_failures)
+		snprintf(health, sizeof(health), "; %" PRIu64 " replayed, %" PRIu64 " SP 800-90B",
+			 s->blocks_replayed, s->health_failures);
 	return snprintf(buf, len,
 			"%s, %" PRIu64 " bytes read, %" PRIu64 "/%" PRIu64
-			" blocks passed (failures: %s), %" PRIu64 " bytes fed, %" PRIu64
+			" blocks passed (failures: %s%s), %" PRIu64 " bytes fed, %" PRIu64
 			" bits credited%s%s%s",
 			s->state ? s->state : "?", s->bytes_read, s->blocks_passed,
-			s->blocks_tested, fips, s->bytes_fed, s->bits_credited,
+			s->blocks_tested, fips, health, s->bytes_fed, s->bits_credited,
 			s->last_error ? ", last error '" : "", s->last_error ? s->last_error : "",
 			s->last_error ? "'" : "");
 }

@@ -15,6 +15,7 @@
  *                    "bytes_read": 7500, "blocks_tested": 3, "blocks_passed": 3,
  *                    "fips_failures": { "monobit": 0, "poker": 0, "runs": 0,
  *                                       "long-run": 0, "continuous": 0 },
+ *                    "blocks_replayed": 0, "health_failures": 0,
  *                    "bytes_fed": 192, "bits_credited": 1536, "last_error": null | "...",
  *                    "counters": { "name": 0, ... } } ] }
  * A reader must ignore keys it does not know; "version" changes only when a key changes
@@ -51,6 +52,8 @@ struct status_source {
 	uint64_t blocks_tested;
 	uint64_t blocks_passed;
 	uint64_t fips_failures[FIPS_N_TESTS];
+	uint64_t blocks_replayed;
+	uint64_t health_failures;
 	uint64_t bytes_fed;
 	uint64_t bits_credited;
 	const char *last_error;

@@ -133,7 +133,9 @@ test_kernel_sink() {
 	ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=execve,ioctl -o "$T/strace" "$RNGD" -f -q -R 1 -s 64 &
 	local st=$! p="" rc
 	pids+=("$st")
-	sleep 3.6
+	# Three injections at least (the first, then one a second): waited for, with a deadline.
+	adds_at_least() { [ "$(grep -c 'RNDADDENTROPY, {entropy_count=[0-9]*, buf_size=[1-9].*= 0$' "$T/strace" 2>/dev/null)" -ge "$1" ]; }
+	wait_until 30 adds_at_least 3
 	p=$(awk 'NR == 1 {print $1}' "$T/strace")
 	if [ -z "$p" ] || ! kill -TERM "$p"; then
 		fail "real kernel sink: could not find the daemon's PID in the strace log"
@@ -179,10 +181,12 @@ test_stop_latency() {
 	sleep 60 >"$T/idle" &
 	local holder=$!
 	pids+=("$holder")
-	"$RNGD" -f -q -t "${NOSRC[@]}" -O "file:idle:path:$T/idle" &
+	"$RNGD" -f -t "${NOSRC[@]}" -O "file:idle:path:$T/idle" 2>"$T/idle.err" &
 	local p=$!
 	pids+=("$p")
-	sleep 0.5
+	# Started, its reader in the FIFO's read (the daemon's "started" line comes after).
+	wait_until 10 grep -q "started" "$T/idle.err"
+	sleep 0.1
 	local t0 t1 rc
 	t0=$(date +%s%N)
 	kill -TERM "$p"
@@ -211,12 +215,12 @@ test_signals() {
 	"$RNGD" -f -t -c "$T/good.conf" "${NOSRC[@]}" 2>"$T/sig.err" &
 	local p=$!
 	pids+=("$p")
-	sleep 0.3
+	wait_until 10 grep -q "started" "$T/sig.err"
 	kill -USR1 "$p"
-	sleep 0.2
+	wait_until 10 grep -q "bytes read" "$T/sig.err"
 	printf '[rngd]\nno-such-key = 1\n' >"$T/good.conf"
 	kill -HUP "$p"
-	sleep 0.3
+	wait_until 10 grep -q "keeping the old configuration" "$T/sig.err"
 	if ! kill -0 "$p" 2>/dev/null; then
 		fail "signals: USR1 or a bad reload killed the daemon: $(tail -3 "$T/sig.err")"
 		return

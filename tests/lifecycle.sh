@@ -4,6 +4,9 @@
 # a reload says it did). Each case prints "ok", "skip: why" or "FAIL: why".
 set -u
 . "$(dirname "$0")/lib.sh" lifecycle
+# An empty configuration file (the configuration must be a regular file: not /dev/null).
+EMPTY=$T/empty.conf
+: >"$EMPTY"
 
 # Seconds since the epoch, with nanoseconds.
 now() { date +%s.%N; }
@@ -151,11 +154,11 @@ test_reload_messages() {
 # -O rngd:KEY:VALUE sets any [rngd] key, validated like the file.
 test_option_rngd_keys() {
 	local out rc
-	out=$("$RNGD" --check-config -c /dev/null -O rngd:max-age:5 -O rngd:status-file: 2>&1)
+	out=$("$RNGD" --check-config -c "$EMPTY" -O rngd:max-age:5 -O rngd:status-file: 2>&1)
 	rc=$?
 	[ $rc -eq 0 ] && ok "-O rngd:max-age:5 -O rngd:status-file: accepted ($out)" ||
 		fail "-O rngd:KEY:VALUE: exit $rc: $out"
-	out=$("$RNGD" --check-config -c /dev/null -O rngd:max-age:0 2>&1)
+	out=$("$RNGD" --check-config -c "$EMPTY" -O rngd:max-age:0 2>&1)
 	rc=$?
 	[ $rc -eq 78 ] && ok "-O rngd:max-age:0 refused: exit 78 ($out)" ||
 		fail "-O rngd:max-age:0: exit $rc, want 78: $out"
@@ -164,7 +167,7 @@ test_option_rngd_keys() {
 # --status with the status file disabled says so.
 test_status_disabled() {
 	local out rc
-	out=$("$RNGD" --status -c /dev/null -O rngd:status-file: 2>&1)
+	out=$("$RNGD" --status -c "$EMPTY" -O rngd:status-file: 2>&1)
 	rc=$?
 	[ $rc -eq 1 ] && [[ $out == *"status file is disabled"* ]] &&
 		ok "--status with status-file disabled: exit 1 ($out)" ||
@@ -181,7 +184,7 @@ bg_rngd() { # pid-file status-file [more options]
 		-O "rngd:status-file:$st" "$@"
 }
 pid_in() { [ -s "$1" ] && cat "$1"; }
-status_pid() { "$RNGD" --status --json -c /dev/null -O "rngd:status-file:$1" 2>/dev/null |
+status_pid() { "$RNGD" --status --json -c "$EMPTY" -O "rngd:status-file:$1" 2>/dev/null |
 	awk -F': ' '/"pid"/ {gsub(/,/, "", $2); print $2}'; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 status_is() { [ "$(status_pid "$1")" = "$2" ]; }
@@ -209,7 +212,7 @@ test_pid_file() {
 	fi
 	kill -KILL "$first"
 	wait_until 5 gone "$first"
-	out=$("$RNGD" --status -c /dev/null -O "rngd:status-file:$T/st/status.json" 2>&1)
+	out=$("$RNGD" --status -c "$EMPTY" -O "rngd:status-file:$T/st/status.json" 2>&1)
 	rc=$?
 	if [ $rc -eq 1 ] && [[ $out == *"pid $first) is not running"* ]]; then
 		ok "--status after kill -9: exit 1 ($out)"
@@ -280,7 +283,7 @@ test_status_dir() {
 	pid=$(pid_in "$T/drop.pid")
 	[ -n "$pid" ] && pids+=("$pid")
 	if [ $rc -eq 0 ] && [ -n "$pid" ] && wait_until 10 status_is "$st" "$pid" &&
-		out=$("$RNGD" --status -c /dev/null -O "rngd:status-file:$st" 2>&1); then
+		out=$("$RNGD" --status -c "$EMPTY" -O "rngd:status-file:$st" 2>&1); then
 		ok "root run, then -D nobody:nogroup: status written, --status works ($(echo "$out" | head -1)); dir now $(stat -c %U "$T/run/rngd")"
 	else
 		fail "root run, then -D nobody: exit $rc: $(cat "$T/sd2.err") / $out"
@@ -327,13 +330,13 @@ test_error_causes() {
 		[ $rc -eq "$want" ] && ok "$what: exit $rc ($(echo "$out" | tail -1 | cut -c1-150))" ||
 			fail "$what: exit $rc, want $want: $out"
 	}
-	expect 0 "--check-config -D 65534 (numeric uid)" "$RNGD" --check-config -c /dev/null -D 65534
+	expect 0 "--check-config -D 65534 (numeric uid)" "$RNGD" --check-config -c "$EMPTY" -D 65534
 	expect 0 "--check-config -D 4242:4343 (numeric ids without entries)" \
-		"$RNGD" --check-config -c /dev/null -D 4242:4343
+		"$RNGD" --check-config -c "$EMPTY" -D 4242:4343
 	expect 78 "--check-config with an unknown user" \
-		"$RNGD" --check-config -c /dev/null -D no-such-user-here
+		"$RNGD" --check-config -c "$EMPTY" -D no-such-user-here
 	expect 78 "--check-config with an unknown group" \
-		"$RNGD" --check-config -c /dev/null -D nobody:no-such-group-here
+		"$RNGD" --check-config -c "$EMPTY" -D nobody:no-such-group-here
 	expect 1 "ulimit -n 8: EMFILE is a runtime failure, said at the default level" \
 		bash -c "ulimit -n 8; exec timeout 10 '$RNGD' -f -t -x via -O rngd:status-file:"
 	[[ $out == *"Too many open files"* ]] || fail "ulimit -n 8: the cause is not named: $out"
@@ -347,7 +350,7 @@ test_error_causes() {
 	fi
 	"$RNGD" --help | grep -q -- "--ignorefail" && fail "--help still documents -i" ||
 		ok "--help no longer promises what -i does not do"
-	expect 0 "-i still accepted" "$RNGD" -i --check-config -c /dev/null
+	expect 0 "-i still accepted" "$RNGD" -i --check-config -c "$EMPTY"
 	"$RNGD" --help | grep -q "(@*[^ ]*/rngd.conf)" &&
 		ok "default configuration: $("$RNGD" --help | grep -o "(/[^ ]*rngd.conf)")"
 }

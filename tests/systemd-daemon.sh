@@ -105,15 +105,25 @@ test_notify_sequence() {
 	pids+=("$st")
 	p=$st
 	[ ${#trace[@]} -gt 0 ] && p=$(traced_pid "$T/n.strace")
-	sleep 3.3
+	# Conditions, not sleeps: READY=1, 3 WATCHDOG=1 and the STATUS= lines the checks below
+	# want, then SIGHUP; READY=1 again and one more WATCHDOG=1, then SIGTERM.
+	n_msgs() { grep -c " $1" "$T/n.log" 2>/dev/null || echo 0; }
+	before_hup() {
+		[ "$(n_msgs READY=1)" -ge 1 ] && [ "$(n_msgs WATCHDOG=1)" -ge 3 ] &&
+			[ "$(n_msgs STATUS=)" -ge "$([ $mode = kernel ] && echo 2 || echo 1)" ]
+	}
+	wait_until 30 before_hup
 	thup=$EPOCHREALTIME
+	local pings_at_hup
+	pings_at_hup=$(n_msgs WATCHDOG=1)
 	kill -HUP "$p"
-	sleep 1.6
+	after_hup() { [ "$(n_msgs READY=1)" -ge 2 ] && [ "$(n_msgs WATCHDOG=1)" -gt "$pings_at_hup" ]; }
+	wait_until 30 after_hup
 	tterm=$EPOCHREALTIME
 	kill -TERM "$p"
 	wait "$st"
 	rc=$?
-	sleep 0.1 # the last datagram reaches the log
+	wait_until 5 grep -q " STOPPING=1" "$T/n.log" # the last datagram reaches the log
 	if [ $rc -ne 0 ]; then
 		fail "notify sequence ($mode): rngd exited $rc: $(tail -3 "$T/n.err")"
 		return
@@ -268,7 +278,13 @@ test_watchdog_and_unset() {
 		2>"$T/b.err" &
 	pb=$!
 	pids+=("$pw" "$ph" "$pu" "$pb")
-	sleep 4.5
+	# 4.5 s at least (the wedged one must have stopped pinging), and 3 pings of the healthy
+	# one whatever the load: a condition with a deadline, not a bet on a sleep.
+	healthy_pinged() {
+		[ "$(grep -c ' WATCHDOG=1' "$T/h.log" 2>/dev/null || echo 0)" -ge 3 ] &&
+			awk -v t0="$t0" -v now="$EPOCHREALTIME" 'BEGIN { exit !(now - t0 >= 4.5) }'
+	}
+	wait_until 30 healthy_pinged
 	tend=$EPOCHREALTIME
 	if ! kill -0 "$pw" 2>/dev/null; then
 		fail "watchdog, wedged source: rngd died: $(tail -3 "$T/w.err")"
@@ -352,7 +368,7 @@ test_privilege_drop() {
 	"${CLEANENV[@]}" "$RNGD" -f -q -c "$T/p.conf" -D nobody:nogroup -R 1 2>"$T/p.err" &
 	p=$!
 	pids+=("$p")
-	sleep 1.5
+	wait_until 20 eval "[ -s '$T/priv/status.json' ] || ! kill -0 $p 2>/dev/null"
 	if ! kill -0 "$p" 2>/dev/null; then
 		wait "$p"
 		fail "privilege drop: rngd exited $?: $(tail -3 "$T/p.err")"

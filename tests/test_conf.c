@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -56,6 +57,7 @@ static void assert_defaults(const struct conf *c)
 	assert_int_equal(c->status_interval, 10);
 	assert_int_equal(c->stats_interval, 0);
 	assert_false(c->use_slow_sources);
+	assert_false(c->force_output);
 	assert_int_equal(c->n_sections, 0);
 	assert_null(c->sections);
 }
@@ -106,7 +108,8 @@ static void test_every_key(void **state)
 				   "status-file = /tmp/s.json\n"
 				   "status-interval = 0\n"
 				   "stats-interval = 86400\n"
-				   "use-slow-sources = yes\n";
+				   "use-slow-sources = yes\n"
+				   "force-output = yes\n";
 	struct conf c;
 
 	conf_init(&c, source_check_section);
@@ -126,6 +129,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c.status_interval, 0);
 	assert_int_equal(c.stats_interval, 86400);
 	assert_true(c.use_slow_sources);
+	assert_true(c.force_output);
 	assert_null(c.path);
 	assert_int_equal(c.n_sections, 0);
 	conf_free(&c);
@@ -512,6 +516,10 @@ static void test_cli(void **state)
 	assert_string_equal(c.random_device, "/dev/null");
 	assert_int_equal(conf_set(&c, "use-slow-sources", "yes", "option -u", err, sizeof(err)), 0);
 	assert_true(c.use_slow_sources);
+	assert_false(c.force_output);
+	assert_int_equal(
+		conf_set(&c, "force-output", "yes", "option --force-output", err, sizeof(err)), 0);
+	assert_true(c.force_output);
 	assert_int_equal(conf_set(&c, "pid-file", "", "option -p", err, sizeof(err)), 0);
 	assert_null(c.pid_file);
 	assert_int_equal(conf_set(&c, "pid-file", "/p", NULL, err, sizeof(err)), 0);
@@ -636,7 +644,7 @@ static void test_free_half_built(void **state)
 static void test_load_file(void **state)
 {
 	char dir[] = "/tmp/rngd-test-conf-XXXXXX";
-	char path[64], missing[64];
+	char path[64], missing[64], fifo[64];
 	const char text[] = "[rngd]\nfeed-bytes = 32\n[source hwrng]\nbogus = 1\n";
 	struct conf c;
 	char *big;
@@ -650,8 +658,15 @@ static void test_load_file(void **state)
 	assert_int_equal(conf_load_file(&c, missing, err, sizeof(err)), -ENOENT);
 	assert_true(strncmp(err, missing, strlen(missing)) == 0);
 	assert_string_equal(err + strlen(missing), ": No such file or directory");
-	assert_int_equal(conf_load_file(&c, dir, err, sizeof(err)), -EISDIR);
-	assert_string_equal(err + strlen(dir), ": Is a directory");
+	assert_int_equal(conf_load_file(&c, dir, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err + strlen(dir), ": not a regular file");
+	assert_defaults(&c);
+	/* A FIFO is refused at once, writer or not: it must not hang --check-config (issue 12). */
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(conf_load_file(&c, fifo, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err + strlen(fifo), ": not a regular file");
+	assert_int_equal(unlink(fifo), 0);
 	assert_defaults(&c);
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -732,7 +747,7 @@ static void test_example(void **state)
 		assert_true(n < cap);
 	}
 	fclose(f);
-	assert_int_equal(keys, 15);
+	assert_int_equal(keys, 16);
 	assert_int_equal(conf_load_string(&c, "example", text, n, err, sizeof(err)), 0);
 	assert_defaults(&c);
 	conf_free(&c);

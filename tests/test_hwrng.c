@@ -273,6 +273,17 @@ static void test_misc_current_backend(void **state)
 	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), 2500);
 	assert_int_equal(last_read_size, 2500);
 	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
+
+	/*
+	 * Issue 12: an administrator lowers rng_quality; the reader obeys within a second,
+	 * without a re-open (not at once: sysfs is read at most once a second).
+	 */
+	put("rng_quality", "100");
+	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
+	assert_int_equal(fake_source_found_quality(src), 700);
+	usleep(1100 * 1000);
+	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
+	assert_int_equal(fake_source_found_quality(src), 100);
 	source_hwrng.fini(src);
 	fake_source_free(src);
 }
@@ -575,7 +586,10 @@ static void test_read_errors(void **state)
 	fake_source_free(src);
 }
 
-/* A regular file: no sysfs logic at all (the tree says none), no quality, EOF → 0. */
+/*
+ * A regular file: no sysfs logic at all (the tree says none), EOF → 0, and quality 0: it
+ * is not the backend, so it is credited nothing unless configured (issue 12).
+ */
 static void test_plain_file(void **state)
 {
 	struct source *src;
@@ -591,7 +605,7 @@ static void test_plain_file(void **state)
 	assert_string_equal(why, dev_path);
 	assert_int_equal(source_caam.init(src, why, sizeof(why)), 0);
 	assert_string_equal(why, dev_path);
-	assert_int_equal(fake_source_found_quality(src), -1);
+	assert_int_equal(fake_source_found_quality(src), 0);
 	assert_int_equal(source_caam.read(src, buf, 10), 10);
 	assert_int_equal(source_caam.read(src, buf, 100), 96);
 	assert_int_equal(source_caam.read(src, buf, sizeof(buf)), DEV_SIZE - 10 - 96);

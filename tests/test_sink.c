@@ -21,7 +21,9 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cap-ng.h>
@@ -1020,10 +1022,106 @@ static void test_wait(void **state)
 	rm_tmpdir();
 }
 
+/*
+ * The main loop's use of the sink on a legacy kernel, as daemon_run() and feed_cycle() do
+ * it, for secs seconds: a sink on /dev/urandom (it always polls writable), a fake legacy
+ * procdir, and a kernel that holds 3200 bits, above our watermark (3072). Returns the CPU
+ * time used, in ns; *wakes gets the number of loop iterations.
+ */
+static uint64_t legacy_loop(struct sink *s, uint64_t secs, int *wakes)
+{
+	struct feed_policy pol;
+	struct timespec t0, t1;
+	uint64_t end = now_ns() + secs * SEC, interval = 60 * SEC, next = 0;
+
+	feed_policy_init(&pol, KERNEL_LEGACY, interval, 64, false);
+	io.fake = true;
+	io.entcnt = 3200;
+	*wakes = 0;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	for (uint64_t now = now_ns(); now < end; now = now_ns()) {
+		struct feed_state st = { .now_ns = now, .crng_ready = true, .available = 2500 };
+		struct pollfd pfd;
+		size_t want;
+		int timeout;
+		int64_t left;
+
+		sink_feed_state(s, 3072, &st);
+		want = feed_plan(&pol, &st, &next);
+		if (want > 0)
+			feed_done(&pol, now, want);
+		timeout = sink_prepare_wait(s, interval, &pfd);
+		/* The feed timer (next), and the test's end. */
+		left = (int64_t)(MIN(next, end) - now) / (int64_t)MS + 1;
+		if (timeout < 0 || left < timeout)
+			timeout = (int)MAX(left, 0);
+		assert_true(poll(&pfd, 1, timeout) >= 0);
+		if (pfd.fd >= 0)
+			sink_wait_done(s, pfd.revents);
+		++*wakes;
+	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	io.fake = false;
+	return (uint64_t)(t1.tv_sec - t0.tv_sec) * SEC + (uint64_t)t1.tv_nsec -
+	       (uint64_t)t0.tv_nsec;
+}
+
+/*
+ * Issue 12: the loop polled a legacy sink for POLLOUT whenever data waited but refilled only
+ * below its own watermark; with the kernel's threshold above it (the unit's
+ * sink_set_watermark() fails) or a sink that always polls writable, a busy loop. It sleeps.
+ */
+static void legacy_case(const char *threshold, uint64_t secs, const char *what)
+{
+	struct sink *s;
+	uint64_t cpu;
+	int wakes;
+
+	make_tmpdir();
+	put_file("poolsize", "4096");
+	if (threshold)
+		put_file("write_wakeup_threshold", threshold);
+	assert_int_equal(sink_open(&s, "/dev/urandom", tmpdir), 0);
+	assert_int_equal(sink_generation(s), KERNEL_LEGACY);
+	cpu = legacy_loop(s, secs, &wakes);
+	print_message("%s: %d wake-ups, %.3f ms CPU in %" PRIu64 " s\n", what, wakes,
+		      (double)cpu / MS, secs);
+	assert_true(cpu < 10 * MS);
+	assert_true(wakes < 10);
+	sink_close(s);
+	rm_tmpdir();
+}
+
+static void test_legacy_loop_sleeps(void **state)
+{
+	/* The kernel's threshold above ours: POLLOUT is never waited for. */
+	legacy_case("3500", 5, "threshold above ours");
+	/* Threshold unknown, a device that always polls writable: one wake, then the timer. */
+	legacy_case(NULL, 2, "always writable");
+}
+
+/* A device node name (made here) that sink_open_flags() must refuse, saying what. */
+static void refused_node(const char *name, mode_t type, dev_t dev, const char *what)
+{
+	char path[128], why[256];
+	struct sink *s = NULL;
+
+	tmp_path(path, sizeof(path), name);
+	if (mknod(path, type | 0600, dev) < 0) {
+		print_message("%s node: cannot mknod (%s), not checked\n", what, strerror(errno));
+		return;
+	}
+	assert_int_equal(sink_open_flags(&s, path, NULL, SINK_OVERWRITE, why, sizeof(why)),
+			 -EINVAL);
+	assert_non_null(strstr(why, what));
+	assert_null(s);
+	unlink(path);
+}
+
 static void test_output_file(void **state)
 {
 	uint8_t buf[3000], back[3100];
-	char path[128];
+	char path[128], why[256];
 	struct pollfd pfd;
 	struct stat st;
 	struct sink *s;
@@ -1057,12 +1155,26 @@ static void test_output_file(void **state)
 	assert_memory_equal(back, buf, sizeof(buf));
 	close(fd);
 
-	/* an existing file is truncated */
-	assert_int_equal(sink_open(&s, path, NULL), 0);
+	/* an existing file that is not empty is refused, untouched (issue 12) ... */
+	assert_int_equal(sink_open_flags(&s, path, NULL, 0, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, "exists and is not empty"));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, sizeof(buf));
+	assert_int_equal(sink_open(&s, path, NULL), -EEXIST);
+	/* ... and truncated when asked to (--force-output) */
+	assert_int_equal(sink_open_flags(&s, path, NULL, SINK_OVERWRITE, why, sizeof(why)), 0);
 	assert_int_equal(sink_add_entropy(s, buf, 10, 0), 0);
 	s = sink_close(s);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 10);
+	/* an empty one is fine without it */
+	assert_int_equal(truncate(path, 0), 0);
+	assert_int_equal(sink_open(&s, path, NULL), 0);
+	s = sink_close(s);
+	/* block devices and memory devices are refused, unopened (nodes made here, as root) */
+	refused_node("mem", S_IFCHR, makedev(1, 1), "memory device");
+	refused_node("disk", S_IFBLK, makedev(7, 0), "block device");
+	tmp_path(path, sizeof(path), "out");
 
 	/* a directory that does not exist */
 	tmp_path(path, sizeof(path), "nodir/out");
@@ -1176,6 +1288,7 @@ int main(void)
 		cmocka_unit_test_setup(test_eperm_real, reset_fakes),
 		cmocka_unit_test_setup(test_crng_ready, reset_fakes),
 		cmocka_unit_test_setup(test_wait, reset_fakes),
+		cmocka_unit_test_setup(test_legacy_loop_sleeps, reset_fakes),
 		cmocka_unit_test_setup(test_output_file, reset_fakes),
 		cmocka_unit_test_setup(test_output_fifo, reset_fakes),
 		cmocka_unit_test_setup(test_output_stdout, reset_fakes),

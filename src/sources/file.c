@@ -5,16 +5,25 @@
  * benchmarks use files.
  *
  * End of data: a regular file that ends is exhausted for good (read returns -ENODATA, the
- * framework marks the source failed with "end of file"). A FIFO without a writer reads as
- * end of file at once; that is "no data now" (read returns 0): the framework waits 10 ms
- * doubling to 1 s and reads again, so a writer may come and go. Character devices are
- * treated the same way.
+ * framework marks the source failed with "end of file").
+ *
+ * Each byte once: a regular file is read once, front to back. How far it has been read is
+ * kept per file (device and inode) for the life of the process, not per open, so that a
+ * re-open after a back-off, a reload, or two sources naming the same file go on where the
+ * last read stopped; each read claims its range of the file under a lock (pread at the
+ * shared offset), so that an old set still reading during a reload cannot overlap a new
+ * one.
+ *
+ * A FIFO without a writer reads as end of file at once; that is "no data now" (read
+ * returns 0): the framework waits 10 ms doubling to 1 s and reads again, so a writer may
+ * come and go. Character devices are treated the same way.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +34,54 @@
 #include "source.h"
 #include "util.h"
 
+/*
+ * How far a regular file has been read, per file; entries live as long as the process.
+ * Each holds the file open (pin), so that its inode number cannot be given to a new file
+ * while the entry exists: a new file at the same path is a new entry, read from its start.
+ */
+struct file_pos {
+	dev_t dev;
+	ino_t ino;
+	off_t off;
+	int pin;
+	struct file_pos *next;
+};
+
+static pthread_mutex_t pos_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct file_pos *positions;
+
 struct file_priv {
 	int fd;
 	bool regular;
+	struct file_pos *pos; /* regular files */
 };
+
+/* The position of fd's file, st (created at 0), or NULL when out of memory or fds. */
+static struct file_pos *file_pos_get(int fd, const struct stat *st)
+{
+	struct file_pos *p;
+
+	pthread_mutex_lock(&pos_lock);
+	for (p = positions; p; p = p->next)
+		if (p->dev == st->st_dev && p->ino == st->st_ino)
+			goto out;
+	p = calloc(1, sizeof(*p));
+	if (p) {
+		p->pin = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (p->pin < 0) {
+			free(p);
+			p = NULL;
+			goto out;
+		}
+		p->dev = st->st_dev;
+		p->ino = st->st_ino;
+		p->next = positions;
+		positions = p;
+	}
+out:
+	pthread_mutex_unlock(&pos_lock);
+	return p;
+}
 
 static int file_check(struct source *src, char *why, size_t len)
 {
@@ -116,6 +169,15 @@ static int file_init(struct source *src, char *why, size_t len)
 	}
 	p->fd = fd;
 	p->regular = S_ISREG(st.st_mode);
+	if (p->regular) {
+		p->pos = file_pos_get(fd, &st);
+		if (!p->pos) {
+			free(p);
+			r = -ENOMEM;
+			snprintf(why, len, "cannot remember the position in '%s'", path);
+			goto fail;
+		}
+	}
 	source_set_priv(src, p);
 	return 0;
 fail:
@@ -130,7 +192,16 @@ static ssize_t file_readv(struct source *src, const struct iovec *iov, int cnt)
 
 	if (!p)
 		return -EBADF;
-	r = readv(p->fd, iov, cnt);
+	if (p->pos) {
+		/* Claim the range: no other reader of this file gets these bytes. */
+		pthread_mutex_lock(&pos_lock);
+		r = preadv(p->fd, iov, cnt, p->pos->off);
+		if (r > 0)
+			p->pos->off += r;
+		pthread_mutex_unlock(&pos_lock);
+	} else {
+		r = readv(p->fd, iov, cnt);
+	}
 	if (r < 0)
 		return -errno;
 	if (r == 0 && p->regular)

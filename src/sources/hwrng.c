@@ -28,7 +28,14 @@
 #define NAME_SIZE 128
 #define LIST_SIZE 1024
 
-/* What the sysfs directory said and whether init changed it. */
+/*
+ * rng_quality is re-read this often while reading (and on every open), so that an
+ * administrator who lowers it is obeyed within a second, before the next feed (the feed
+ * interval is at least 1 s).
+ */
+#define QUALITY_REFRESH_NS NSEC_PER_SEC
+
+/* What the hw_random sysfs directory says, and what the source should use. */
 struct hwrng_sysfs {
 	char current[NAME_SIZE];
 	char available[LIST_SIZE];
@@ -40,11 +47,12 @@ struct hwrng_state {
 	int fd;
 	size_t read_size;
 	int hw_error_counter;
+	bool misc;		  /* the misc hwrng: rng_quality applies */
+	uint64_t quality_read_ns; /* when rng_quality was last read */
 	/* init selected fs.target (rng_current was fs.current, automatic when prev_auto). */
 	bool changed, prev_auto;
 	struct hwrng_sysfs fs;
 };
-
 
 static const struct hwrng_profile hwrng_profile_plain = {
 	.driver = "hwrng",
@@ -305,6 +313,18 @@ static const struct hwrng_profile *quirks_for(const struct hwrng_profile *p, con
 	return p;
 }
 
+/* The backend's rng_quality, when there is one, as the found quality. */
+static void read_quality(struct source *src)
+{
+	char buf[16];
+	uint64_t q;
+
+	/* Absent before 5.18; ENODEV without a current rng: keep what was found before. */
+	if (sysfs_read(source_opt_str(src, "sysfs"), "rng_quality", buf, sizeof(buf)) >= 0 &&
+	    parse_uint(buf, 0, 1024, &q) == 0)
+		source_set_quality(src, (unsigned int)q);
+}
+
 int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
 {
 	const char *dev = source_opt_str(src, "device");
@@ -332,7 +352,6 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 
 	if (misc) {
 		char buf[16];
-		uint64_t q;
 
 		r = sysfs_pick(src, p, &fs, why, len);
 		if (r < 0)
@@ -342,10 +361,13 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 		r = select_backend(dir, &fs, &changed, why, len);
 		if (r < 0)
 			goto fail;
-		/* Absent before 5.18; ENODEV without a current rng: keep the driver's default. */
-		if (sysfs_read(dir, "rng_quality", buf, sizeof(buf)) >= 0 &&
-		    parse_uint(buf, 0, 1024, &q) == 0)
-			source_set_quality(src, (unsigned int)q);
+		read_quality(src);
+	} else if (!S_ISCHR(sb.st_mode)) {
+		/*
+		 * A regular file or a FIFO is not the backend: nothing says what it holds, so
+		 * it is credited nothing by default, like the file source ("quality" still wins).
+		 */
+		source_set_quality(src, 0);
 	}
 
 	st = calloc(1, sizeof(*st));
@@ -358,6 +380,8 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 	st->quirks = quirks_for(p, fs.target);
 	st->read_size = (size_t)source_opt_uint(src, "read-size");
 	st->hw_error_counter = st->quirks->hw_errors ? source_counter(src, "hardware-errors") : -1;
+	st->misc = misc;
+	st->quality_read_ns = now_ns();
 	st->changed = changed;
 	st->prev_auto = prev_auto;
 	st->fs = fs;
@@ -416,6 +440,10 @@ ssize_t hwrng_read(struct source *src, void *buf, size_t max)
 	 * count, or EINTR when nothing was read). Leftovers of the kernel's 64-byte chunk go
 	 * to the next reader, so short reads waste nothing (§2.1).
 	 */
+	if (st->misc && now_ns() - st->quality_read_ns >= QUALITY_REFRESH_NS) {
+		read_quality(src);
+		st->quality_read_ns = now_ns();
+	}
 	r = read(st->fd, buf, n);
 	if (r >= 0)
 		return r; /* 0: end of a regular file or a FIFO without writer */
