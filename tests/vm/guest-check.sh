@@ -43,6 +43,10 @@ settled() { # not starting, stopping or restarting
 }
 no_failure_logged() { ! journalctl -b -u rngd.service -o cat | grep -q "Failed with result"; }
 feeding() { rngd_log | grep -q "first injection"; }
+# The reload's journal entry ("configuration reloaded in N ms: 1 source(s)...").
+reloaded_one() {
+	journalctl -b -u rngd.service RNGD_EVENT=reloaded -o cat --no-pager | grep -q ": 1 source"
+}
 
 # The unit started by itself, once, and was ready after the first injection.
 boot_checks() {
@@ -82,9 +86,9 @@ lifecycle_checks() {
 	local pid t0 t1 n
 	pid=$(prop rngd.service MainPID)
 	check "systemctl reload" systemctl reload rngd.service
+	info "reload: $(journalctl -b -u rngd.service RNGD_EVENT=reloaded -o cat --no-pager | tail -1)"
 	check "reload keeps the daemon and its sources" \
-		eval 'until_ok 10 eval "rngd_log | grep -q \"configuration reloaded: 1 source\"" &&
-			active && [ "$(prop rngd.service MainPID)" = "$pid" ]'
+		eval 'until_ok 10 reloaded_one && active && [ "$(prop rngd.service MainPID)" = "$pid" ]'
 	check "systemctl restart" systemctl restart rngd.service
 	check "restart gives a new daemon" \
 		eval 'until_ok 30 active && [ "$(prop rngd.service MainPID)" != "$pid" ]'
