@@ -266,15 +266,7 @@ void daemon_reset_tick(struct daemon *d)
 
 size_t daemon_usable_sources(struct daemon *d)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < source_set_size(d->set); i++) {
-		struct source_stats s;
-
-		source_get_stats(source_set_get(d->set, i), &s);
-		n += s.state != SOURCE_ABSENT;
-	}
-	return n;
+	return source_set_size(d->set) - source_set_count_state(d->set, SOURCE_ABSENT);
 }
 
 int daemon_start(struct daemon *d)

@@ -92,20 +92,6 @@ static void report_start(int *report_fd, unsigned char code)
 	}
 }
 
-/* Sources that are open now (not absent, not waiting for their device). */
-static int count_ready(struct source_set *set)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < source_set_size(set); i++) {
-		struct source_stats st;
-
-		source_get_stats(source_set_get(set, i), &st);
-		n += st.state == SOURCE_STARTING;
-	}
-	return n;
-}
-
 /*
  * "no usable entropy source: NAME: why; ..." into buf, for the journal and STATUS=: why
  * each enabled source cannot work here.
@@ -270,7 +256,7 @@ int main(int argc, char **argv)
 	}
 	/* --once seeds from what is there now: it does not wait for a device to appear. */
 	if (usable > 0 && mode == DAEMON_ONCE)
-		usable = count_ready(d.set);
+		usable = (int)source_set_count_state(d.set, SOURCE_STARTING);
 	if (usable <= 0) {
 		char text[256];
 

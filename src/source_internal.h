@@ -139,6 +139,12 @@ int source_open(struct source *src, char *why, size_t len);
 void source_close(struct source *src);
 /* source_reader.c: install the handler of SOURCE_INTERRUPT_SIGNAL (once). 0 or -errno. */
 int source_install_interrupt(void);
+/*
+ * source_reader.c: change src's state and log the change once (never once per attempt);
+ * text, when given, becomes its last error. The reader thread's own, and source_set_init()'s
+ * before the thread starts.
+ */
+void source_change_state(struct source *src, enum source_state state, int err, const char *text);
 /* source_reader.c: the reader thread's body (pthread_create()); arg is the source. */
 void *source_reader_main(void *arg);
 

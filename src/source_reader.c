@@ -186,7 +186,7 @@ static void check_none_left(struct source_set *set)
 }
 
 /* Change state; logs once per change of health, never once per attempt. */
-static void set_state(struct source *src, enum source_state state, int err, const char *text)
+void source_change_state(struct source *src, enum source_state state, int err, const char *text)
 {
 	enum source_state old;
 
@@ -539,7 +539,7 @@ static int read_blocks(struct source *src, char *why, size_t len)
 			ring_publish(&src->ring);
 			head_done(src, true);
 			wake_consumer(src);
-			set_state(src, SOURCE_RUNNING, 0, NULL);
+			source_change_state(src, SOURCE_RUNNING, 0, NULL);
 		} else {
 			wipe(b, sizeof(*b));
 			head_done(src, false);
@@ -622,12 +622,12 @@ static void reader_loop(struct source *src)
 		if (!src->opened) {
 			r = source_open(src, why, sizeof(why));
 			if (r < 0 && source_may_appear(src, r)) {
-				set_state(src, SOURCE_WAITING, -r, why);
+				source_change_state(src, SOURCE_WAITING, -r, why);
 			} else if (r < 0) {
 				/* Still in back-off; logged when it started. */
-				set_state(src, SOURCE_BACKOFF, -r, why);
+				source_change_state(src, SOURCE_BACKOFF, -r, why);
 			} else {
-				set_state(src, SOURCE_STARTING, 0, NULL);
+				source_change_state(src, SOURCE_STARTING, 0, NULL);
 			}
 		}
 		if (src->opened) {
@@ -643,7 +643,7 @@ static void reader_loop(struct source *src)
 				 */
 				drop_read_ahead(src);
 				atomic_store(&src->waiting, true);
-				set_state(src, SOURCE_WAITING, -r, why);
+				source_change_state(src, SOURCE_WAITING, -r, why);
 				if (source_sleep(src, SOURCE_WAIT_RETRY_NS) < 0)
 					return;
 				continue;
@@ -659,15 +659,15 @@ static void reader_loop(struct source *src)
 				source_close(src);
 			if (r == -ENODATA) {
 				atomic_store(&src->waiting, true); /* ending on purpose */
-				set_state(src, SOURCE_FAILED, ENODATA, why);
+				source_change_state(src, SOURCE_FAILED, ENODATA, why);
 				return;
 			}
 			atomic_store(&src->waiting, true); /* about to sleep */
 			if (source_may_appear(src, r)) {
 				/* The device went away (backend switched, module removed). */
-				set_state(src, SOURCE_WAITING, -r, why);
+				source_change_state(src, SOURCE_WAITING, -r, why);
 			} else {
-				set_state(src, SOURCE_BACKOFF, -r, why);
+				source_change_state(src, SOURCE_BACKOFF, -r, why);
 			}
 		}
 		if (src->st.state == SOURCE_WAITING) {

@@ -212,6 +212,19 @@ size_t source_set_size(const struct source_set *set)
 	return set->n;
 }
 
+size_t source_set_count_state(const struct source_set *set, enum source_state state)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		struct source_stats st;
+
+		source_get_stats(set->src[i], &st);
+		n += st.state == state;
+	}
+	return n;
+}
+
 bool source_set_reads_path(const struct source_set *set, const char *path)
 {
 	struct stat out, st;
@@ -371,14 +384,7 @@ int source_set_init(struct source_set *set)
 		r = source_open(src, why, sizeof(why));
 		if (r < 0 && source_may_appear(src, r)) {
 			/* Its reader thread keeps trying: count it as usable. */
-			set_error(src, -r, why);
-			pthread_mutex_lock(&src->lock);
-			src->st.state = SOURCE_WAITING;
-			src->st.state_since = realtime_ns();
-			pthread_mutex_unlock(&src->lock);
-			log_full(LOG_NOTICE, src->name, "source-waiting", SOURCE_MESSAGE_WAITING,
-				 "waiting: %s; trying again every %llu ms", why,
-				 (unsigned long long)(SOURCE_WAIT_RETRY_NS / NSEC_PER_MSEC));
+			source_change_state(src, SOURCE_WAITING, -r, why);
 			usable++;
 			continue;
 		}

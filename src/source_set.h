@@ -88,6 +88,8 @@ int source_set_new(struct source_set **ret, const struct conf *conf, char *err, 
 void source_set_free(struct source_set *set);
 
 size_t source_set_size(const struct source_set *set);
+/* How many of its sources are in state now (each read under its lock). */
+size_t source_set_count_state(const struct source_set *set, enum source_state state);
 /*
  * Whether an enabled source of set reads the file path names (any of its path-typed keys,
  * the driver's default included, names the same file: device and inode). false when path
