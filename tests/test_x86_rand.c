@@ -22,7 +22,8 @@
 #include "sources/x86_rand.h"
 #include "util.h"
 
-#if (defined(ENABLE_SOURCE_RDSEED) || defined(ENABLE_SOURCE_RDRAND)) && defined(__x86_64__)
+/* The driver tests need both sources (one compiled out: its stub is tested by x86-rand.sh). */
+#if defined(ENABLE_SOURCE_RDSEED) && defined(ENABLE_SOURCE_RDRAND) && defined(__x86_64__)
 #define BUILT 1
 #else
 #define BUILT 0
@@ -274,12 +275,11 @@ static void test_read_and_carry(void **state)
 	expect_good(buf, sizeof(buf), 0);
 	assert_int_equal(source_rdrand.read(src, buf, 13), 13);
 	{
-		uint64_t w625 = good_word(625), w626 = good_word(626), w627 = good_word(627);
+		/* 5003 bytes were 625 words and 3 bytes of word 625: its other 5 come next. */
+		uint64_t w625 = good_word(625), w626 = good_word(626);
 
-		/* 5003 bytes were 625 words and 3 bytes of word 625. */
 		assert_memory_equal(buf, (uint8_t *)&w625 + 3, 5);
 		assert_memory_equal(buf + 5, &w626, 8);
-		(void)w627;
 	}
 	assert_int_equal(counter("cf0"), 0);
 	assert_int_equal(n_pauses, 0);
