@@ -378,9 +378,7 @@ static void stuck_once(uint64_t bad, const char *name)
 	assert_int_equal(source_rdrand.read(src, buf, sizeof(buf)), (ssize_t)sizeof(buf));
 	expect_good(buf, sizeof(buf), 0); /* only words after the stuck one */
 	assert_int_equal(counter(name), 1);
-	fake_source_free(src);
-	src = NULL;
-	reset_cpu();
+	teardown(NULL);
 }
 
 static void test_stuck_patterns(void **state)
