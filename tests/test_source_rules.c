@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests of src/source.c with a table of fake drivers (the real table holds only the
- * file source here): default-on drivers, the one-hwrng-family rule, option types the file
- * source lacks, -l lines, and recovery from a device error with back-off.
+ * file source here): default-on drivers (and defer_to), the one-hwrng-family rule, option
+ * types the file source lacks, -l lines, and recovery from a device error with back-off
+ * (and the driver's reason for it, source_read_why()).
  */
 #include "config.h"
 
@@ -142,10 +143,58 @@ static const struct source_ops fake_dead = {
 	.read = dead_read,
 };
 
+/* Says why its reads fail (source_read_why()): once with a reason, then without. */
+static _Atomic int whiny_reads;
+
+static ssize_t whiny_read(struct source *src, void *buf, size_t max)
+{
+	int n = atomic_fetch_add(&whiny_reads, 1);
+
+	if (n == 0)
+		source_read_why(src, "output stuck (%s)", "a test");
+	if (n < 2)
+		return -EIO;
+	return good_read(src, buf, max < 100 ? max : 100);
+}
+
+static const struct source_ops fake_whiny = {
+	.name = "whiny",
+	.quality = 512,
+	.read = whiny_read,
+};
+
+/* A better source where strong_here says so, and a default-on one that yields to it. */
+static bool strong_here = true;
+
+static int strong_probe(struct source *src, char *why, size_t len)
+{
+	if (strong_here)
+		return 0;
+	snprintf(why, len, "not on this CPU");
+	return -ENODEV;
+}
+
+static const struct source_ops fake_strong = {
+	.name = "strong",
+	.quality = 512,
+	.probe = strong_probe,
+	.init = strong_probe,
+	.read = good_read,
+};
+
+static const struct source_ops fake_weak = {
+	.name = "weak",
+	.default_on = true,
+	.defer_to = "strong",
+	.quality = 2,
+	.read = good_read,
+};
+
 /* The driver table of these tests, linked instead of src/sources/table.c. */
 extern const struct source_ops source_file;
 const struct source_ops *const source_drivers[] = {
-	&fake_hwrng, &fake_virtio, &fake_via, &fake_flaky, &fake_dead, &source_file,
+	&fake_hwrng, &fake_virtio, &fake_via,  &fake_flaky,  &fake_dead,
+	&fake_whiny, &fake_strong, &fake_weak, &source_file,
 };
 
 /* Logged events, counted by name (linked with -Wl,--wrap=log_full). */
@@ -257,8 +306,8 @@ static void test_defaults(void **state)
 
 	conf_with(&c, 0);
 	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
-	/* The default-on drivers, nothing else. */
-	assert_int_equal(source_set_size(set), 2);
+	/* The default-on drivers, nothing else (weak is there, off: strong is available). */
+	assert_int_equal(source_set_size(set), 3);
 	assert_non_null(source_set_find(set, "hwrng"));
 	assert_non_null(source_set_find(set, "via"));
 	assert_string_equal(source_opt_str(source_set_find(set, "hwrng"), "device"), "/dev/hwrng");
@@ -298,7 +347,7 @@ static void test_one_hwrng_family(void **state)
 	sec_set(0, "virtio", NULL, NULL);
 	conf_with(&c, 1);
 	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
-	assert_int_equal(source_set_size(set), 3);
+	assert_int_equal(source_set_size(set), 4); /* with weak, off */
 	out = list_of(set, &count);
 	assert_int_equal(count, 1);
 	assert_non_null(strstr(out, "virtio: available, enabled (quality 1024)\n"));
@@ -315,7 +364,7 @@ static void test_one_hwrng_family(void **state)
 	/* One of them disabled: fine. */
 	sec_set(1, "hwrng", "enabled", "no");
 	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
-	assert_int_equal(source_set_size(set), 3);
+	assert_int_equal(source_set_size(set), 4);
 	source_set_free(set);
 }
 
@@ -390,6 +439,88 @@ static void test_device_error_recovery(void **state)
 	close(efd);
 }
 
+static void test_defer_to(void **state)
+{
+	struct conf c;
+	struct source_set *set = NULL;
+	char err[CONF_ERR_MAX];
+	char *out;
+	int count;
+
+	/* strong available: weak is off by default, and -l says why. */
+	sec_set(0, "hwrng", "enabled", "no");
+	conf_with(&c, 1);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	assert_non_null(source_set_find(set, "weak"));
+	out = list_of(set, &count);
+	assert_int_equal(count, 0);
+	assert_non_null(strstr(out, "weak: available, disabled (off by default where strong is "
+				    "available, quality 2)\n"));
+	assert_non_null(strstr(out, "strong: available, disabled (quality 512)\n"));
+	free(out);
+	source_set_free(set);
+
+	/* Configured, it runs beside strong; the note is only for the default. */
+	sec_set(1, "weak", NULL, NULL);
+	conf_with(&c, 2);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	out = list_of(set, &count);
+	assert_int_equal(count, 1);
+	assert_non_null(strstr(out, "weak: available, enabled (quality 2)\n"));
+	free(out);
+	source_set_free(set);
+
+	/* strong not available here: weak is on by default. */
+	strong_here = false;
+	conf_with(&c, 1);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	out = list_of(set, &count);
+	assert_int_equal(count, 1);
+	assert_non_null(strstr(out, "weak: available, enabled (quality 2)\n"));
+	assert_non_null(strstr(out, "strong: not available: not on this CPU (disabled)\n"));
+	free(out);
+	source_set_free(set);
+	strong_here = true;
+}
+
+static void test_read_why(void **state)
+{
+	struct conf c;
+	struct source_set *set = NULL;
+	struct source *src;
+	struct source_stats st;
+	char err[CONF_ERR_MAX];
+	uint64_t deadline;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	bool saw_why = false, saw_plain = false;
+
+	sec_set(0, "whiny", NULL, NULL);
+	sec_set(1, "hwrng", "enabled", "no");
+	sec_set(2, "via", "enabled", "no");
+	conf_with(&c, 3);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	assert_int_equal(source_set_init(set), 1);
+	src = source_set_find(set, "whiny");
+	assert_int_equal(source_set_start(set, efd), 0);
+	/* The driver's reason in the error text, then (not given again) strerror. */
+	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	while (now_ns() < deadline) {
+		source_get_stats(src, &st);
+		if (strcmp(st.last_error_text, "read: output stuck (a test)") == 0)
+			saw_why = true;
+		if (saw_why && strcmp(st.last_error_text, "read: Input/output error") == 0)
+			saw_plain = true;
+		if (st.state == SOURCE_RUNNING)
+			break;
+		usleep(1000);
+	}
+	assert_true(saw_why);
+	assert_true(saw_plain);
+	assert_int_equal(st.state, SOURCE_RUNNING);
+	source_set_free(set);
+	close(efd);
+}
+
 static void test_log_once_per_state_change(void **state)
 {
 	struct conf c;
@@ -443,6 +574,8 @@ int main(void)
 		cmocka_unit_test(test_option_types),
 		cmocka_unit_test(test_device_error_recovery),
 		cmocka_unit_test(test_log_once_per_state_change),
+		cmocka_unit_test(test_defer_to),
+		cmocka_unit_test(test_read_why),
 	};
 
 	log_setup(LOG_DEBUG, LOG_TARGET_STDERR);
