@@ -58,6 +58,7 @@ static void assert_defaults(const struct conf *c)
 	assert_int_equal(c->stats_interval, 0);
 	assert_false(c->use_slow_sources);
 	assert_false(c->force_output);
+	assert_string_equal(c->kernel_hwrng, "take-over");
 	assert_int_equal(c->n_sections, 0);
 	assert_null(c->sections);
 }
@@ -751,7 +752,7 @@ static void test_example(void **state)
 		assert_true(n < cap);
 	}
 	fclose(f);
-	assert_int_equal(keys, 16);
+	assert_int_equal(keys, 17);
 	assert_int_equal(conf_load_string(&c, "example", text, n, err, sizeof(err)), 0);
 	assert_defaults(&c);
 	conf_free(&c);
