@@ -109,6 +109,27 @@ if start_logged "$T/kill.log" 15 "took over" "SIGKILL" "${args[@]}"; then
 fi
 restore
 
+# A reload that disables the hwrng source gives the backend back; one that enables it again
+# takes it over again (rng_quality was opened at start and is written through that fd).
+head -c 100000 /dev/urandom >"$T/data"
+printf '[source hwrng]\nenabled = no\n[source file:d]\npath = %s\n' "$T/data" >"$T/off.conf"
+cp "$T/conf" "$T/reload.conf"
+if start_logged "$T/reload.log" 15 "took over" "reload" "${args[@]/$T\/conf/$T/reload.conf}"; then
+	cp "$T/off.conf" "$T/reload.conf"
+	kill -HUP "$pid"
+	wait_until 10 grep -q "no source reads it any more" "$T/reload.log" && quality_is "$orig" &&
+		ok "a reload that disables the source gives rng_quality $orig back" ||
+		fail "reload: rng_quality $(cat "$q"): $(grep -E 'kernel-hwrng|reload' "$T/reload.log")"
+	printf '[rngd]\n' >"$T/reload.conf"
+	kill -HUP "$pid"
+	wait_until 10 quality_is 0 &&
+		ok "a reload that enables it again takes it over again" ||
+		fail "reload back: rng_quality $(cat "$q"): $(grep -E 'kernel-hwrng|reload' "$T/reload.log")"
+	stop TERM
+	quality_is "$orig" || fail "after the reloads: rng_quality $(cat "$q")"
+fi
+restore
+
 # leave: today's behaviour.
 if start_logged "$T/leave.log" 15 "hwrng: running" "leave" "${args[@]}" --kernel-hwrng=leave; then
 	quality_is "$orig" && [ ! -e "$state" ] && ! grep -q "kernel-hwrng" "$T/leave.log" &&
