@@ -199,6 +199,10 @@ nodevice_checks() {
 		check "a device that appears later gets its daemon, which feeds" \
 			eval 'until_ok 30 eval "active && feeding"'
 		info "journal: $(rngd_log | grep -E "waiting|running|first injection" | tr '\n' '|')"
+		check "kernel-hwrng: a device that appears later is taken over" \
+			until_ok 10 khw_is 0
+		info "kernel-hwrng: rng_quality $(cat $khw 2>&1), $(stat -c '%U:%G %a' $khw)," \
+			"$(rngd_log | grep -E 'kernel-hwrng|rng_quality' | tail -4 | tr '\n' '|')"
 	else
 		fail "hot-plugged virtio-rng never appeared in the guest"
 	fi
