@@ -183,7 +183,9 @@ static int restore_quality(const char *dir, int fd, const char *backend, unsigne
 	if (r < 0)
 		snprintf(why, len, "cannot write %u to %s/rng_quality: %s", q, dir, strerror(-r));
 	/* The write re-ran the kernel's choice and cleared rng_selected: put the choice back. */
-	if (cur[0] && strcmp(cur, backend) != 0)
+	if (!cur[0]) /* the administrator's "none" (6.18.y+): back to none */
+		(void)attr_write(dir, "rng_current", "none");
+	else if (strcmp(cur, backend) != 0)
 		(void)attr_write(dir, "rng_current", strcmp(sel, "1") == 0 ? cur : "");
 	else if (strcmp(sel, "1") == 0)
 		(void)attr_write(dir, "rng_current", backend);
@@ -622,6 +624,12 @@ int kernel_hwrng_restore_saved(const char *state_path, const char *dir, char *wh
 	if (g < 0) {
 		snprintf(why, len, "%s", text);
 		return g;
+	}
+	if (g > 0) {
+		size_t n = r ? strlen(why) : 0;
+
+		snprintf(why + n, len - n, "%srng_quality's owner and mode put back",
+			 r ? "; " : "");
 	}
 	return r || g ? 1 : 0;
 }

@@ -23,7 +23,15 @@ hwrng_lock
 orig=$(cat "$q") || exit 1
 [ "$(cat $sys/rng_current)" != none ] && [ "$orig" != 0 ] ||
 	{ echo "kernel-hwrng: skipped: no current backend, or rng_quality is 0 already"; exit 77; }
-restore() { [ "$(cat "$q")" = "$orig" ] || echo "$orig" >"$q"; }
+cur=$(cat $sys/rng_current) sel=$(cat $sys/rng_selected 2>/dev/null || echo 1)
+restore_current() {
+	[ "$(cat $sys/rng_current)" != "$cur" ] || return 0
+	if [ "$sel" = 0 ]; then echo "" >$sys/rng_current; else echo "$cur" >$sys/rng_current; fi
+}
+restore() {
+	restore_current
+	[ "$(cat "$q")" = "$orig" ] || echo "$orig" >"$q"
+}
 trap 'cleanup; restore' EXIT
 trap 'exit 1' INT TERM HUP
 
@@ -127,6 +135,26 @@ if start_logged "$T/reload.log" 15 "took over" "reload" "${args[@]/$T\/conf/$T/r
 		fail "reload back: rng_quality $(cat "$q"): $(grep -E 'kernel-hwrng|reload' "$T/reload.log")"
 	stop TERM
 	quality_is "$orig" || fail "after the reloads: rng_quality $(cat "$q")"
+fi
+restore
+
+# The backend switched away (to none, 6.18.y+) while taken over: given back at once (made
+# current for the write, none put back after it); taken over again when it is back.
+if grep -qw none $sys/rng_available &&
+	start_logged "$T/switch.log" 15 "took over" "switch" "${args[@]}"; then
+	echo none >$sys/rng_current
+	if wait_until 10 grep -q "current backend is now 'none'" "$T/switch.log" &&
+		grep -q "gave $cur back to the kernel (rng_quality 0 → $orig)" "$T/switch.log" &&
+		[ "$(cat $sys/rng_current)" = none ]; then
+		ok "switched to none while taken over: $cur got rng_quality $orig back, none kept"
+	else
+		fail "switch to none: $(cat $sys/rng_current), $(grep kernel-hwrng "$T/switch.log")"
+	fi
+	restore_current
+	wait_until 10 quality_is 0 && ok "... and is taken over again when it is current again" ||
+		fail "switch back: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/switch.log")"
+	stop TERM
+	quality_is "$orig" || fail "after the switch: rng_quality $(cat "$q")"
 fi
 restore
 

@@ -407,7 +407,8 @@ static void test_restore_saved_and_grant(void **st)
 	assert_int_equal(kernel_hwrng_take(&kh), 1);
 	close(kh.fd); /* SIGKILL */
 	assert_int_equal(kernel_hwrng_restore_saved(state, dir, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "virtio_rng.0: rng_quality 1000 put back"));
+	assert_string_equal(why, "virtio_rng.0: rng_quality 1000 put back; rng_quality's owner "
+				 "and mode put back");
 	assert_int_equal(sysfs_quality(), 1000);
 	assert_int_equal(stat(path, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0644);
