@@ -393,6 +393,11 @@ static void watch(struct kernel_hwrng *kh, struct source *src)
 	int r;
 
 	source_get_stats(src, &st);
+	/* A new source (start, reload) counts from 0; a switch to watch from what it has. */
+	if (src != kh->watched) {
+		kh->trips = kh->trips == UINT64_MAX ? st.window_trips : 0;
+		kh->watched = src;
+	}
 	if (st.window_trips <= kh->trips || kh->demoted) {
 		kh->trips = st.window_trips;
 		return;
@@ -507,6 +512,8 @@ void kernel_hwrng_reload(struct kernel_hwrng *kh, const char *mode, struct sourc
 				 "opened at start: restart rngd to apply it", mode);
 		kh->mode = m;
 		kh->refused = false;
+		kh->watched = NULL;
+		kh->trips = UINT64_MAX;
 	}
 	kernel_hwrng_update(kh, set);
 }

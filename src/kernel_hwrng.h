@@ -42,7 +42,8 @@ struct kernel_hwrng {
 	bool demoted;		   /* watch: 0 written once */
 	char backend[128];	   /* taken over or refused */
 	unsigned int quality;	   /* rng_quality found before the take-over */
-	uint64_t trips;		   /* watch: failure-window trips already seen */
+	uint64_t trips;		   /* watch: failure-window trips already seen ... */
+	const void *watched;	   /* ... of this source; UINT64_MAX: take the count as it is */
 };
 
 /* "take-over", "leave", "watch" to a mode. 0 or -EINVAL. */
