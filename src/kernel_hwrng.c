@@ -149,8 +149,8 @@ static bool available(const char *dir, const char *name)
  * someone), backend is made current for the write and the other one put back after it
  * (needs root: rng_current). 1 when written, 0 when skipped (why says so), -errno.
  */
-static int restore_quality(const char *dir, int fd, const char *backend, unsigned int q,
-			   char *why, size_t len)
+static int restore_quality(const char *dir, int fd, const char *backend, unsigned int q, char *why,
+			   size_t len)
 {
 	char cur[128], sel[8] = "1";
 	unsigned int found;
@@ -164,8 +164,10 @@ static int restore_quality(const char *dir, int fd, const char *backend, unsigne
 	(void)attr_read(dir, "rng_selected", sel, sizeof(sel));
 	if (strcmp(cur, backend) != 0) {
 		if (!available(dir, backend)) {
-			snprintf(why, len, "%s is gone (not in rng_available): nothing to put back; "
-				 "it registers again with its driver's quality", backend);
+			snprintf(why, len,
+				 "%s is gone (not in rng_available): nothing to put back; "
+				 "it registers again with its driver's quality",
+				 backend);
 			return 0;
 		}
 		r = attr_write(dir, "rng_current", backend);
@@ -201,8 +203,7 @@ static int state_write(const char *path, const struct saved *s)
 
 	n = snprintf(text, sizeof(text), "sysfs=%s\nbackend=%s\nquality=%u\n", s->dir, s->backend,
 		     s->quality);
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >=
-	    sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= sizeof(tmp))
 		return -ENAMETOOLONG;
 	(void)unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -281,21 +282,26 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 	snprintf(kh->backend, sizeof(kh->backend), "%s", cur);
 	r = quality_read(kh->dir, &q);
 	if (r < 0) {
-		log_full(LOG_WARNING, WHO, NULL, NULL, "cannot read %s/rng_quality: %s; leaving %s "
-			 "to the kernel", kh->dir, strerror(-r), cur);
+		log_full(LOG_WARNING, WHO, NULL, NULL,
+			 "cannot read %s/rng_quality: %s; leaving %s "
+			 "to the kernel",
+			 kh->dir, strerror(-r), cur);
 		kh->refused = true;
 		return r;
 	}
 	/* rngd stopped without giving it back (a crash, SIGKILL): the file has the original. */
 	if (q == 0 && state_read(kh->state, &s) == 0 && strcmp(s.backend, cur) == 0 &&
 	    strcmp(s.dir, kh->dir) == 0 && s.quality > 0) {
-		log_full(LOG_NOTICE, WHO, NULL, NULL, "rng_quality of %s is 0 and %s says %u from "
-			 "an earlier run that did not give it back: taking %u", cur, kh->state,
-			 s.quality, s.quality);
+		log_full(LOG_NOTICE, WHO, NULL, NULL,
+			 "rng_quality of %s is 0 and %s says %u from "
+			 "an earlier run that did not give it back: taking %u",
+			 cur, kh->state, s.quality, s.quality);
 		q = s.quality;
 	} else if (q == 0) {
-		log_full(LOG_INFO, WHO, NULL, NULL, "rng_quality of %s is already 0: the kernel "
-			 "credits it nothing; nothing to take over", cur);
+		log_full(LOG_INFO, WHO, NULL, NULL,
+			 "rng_quality of %s is already 0: the kernel "
+			 "credits it nothing; nothing to take over",
+			 cur);
 		kh->refused = true;
 		return 0;
 	}
@@ -305,25 +311,31 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 	/* The original is on disk before it is changed: a SIGKILL cannot lose it. */
 	r = state_write(kh->state, &s);
 	if (r < 0) {
-		log_full(LOG_WARNING, WHO, NULL, NULL, "cannot write %s: %s; not taking %s over "
-			 "(it could not be given back after a crash)", kh->state, strerror(-r), cur);
+		log_full(LOG_WARNING, WHO, NULL, NULL,
+			 "cannot write %s: %s; not taking %s over "
+			 "(it could not be given back after a crash)",
+			 kh->state, strerror(-r), cur);
 		kh->refused = true;
 		return r;
 	}
 	(void)attr_read(kh->dir, "rng_selected", sel, sizeof(sel));
 	r = quality_write(kh->dir, kh->fd, 0);
 	if (r < 0) {
-		log_full(LOG_WARNING, WHO, NULL, NULL, "cannot write 0 to %s/rng_quality: %s; "
-			 "leaving %s to the kernel", kh->dir, strerror(-r), cur);
+		log_full(LOG_WARNING, WHO, NULL, NULL,
+			 "cannot write 0 to %s/rng_quality: %s; "
+			 "leaving %s to the kernel",
+			 kh->dir, strerror(-r), cur);
 		(void)unlink(kh->state);
 		kh->refused = true;
 		return r;
 	}
 	if (current_read(kh->dir, now, sizeof(now)) < 0 || strcmp(now, cur) != 0) {
 		r = restore_quality(kh->dir, kh->fd, cur, q, why, sizeof(why));
-		log_full(LOG_WARNING, WHO, NULL, NULL, "writing 0 to rng_quality of %s made the "
+		log_full(LOG_WARNING, WHO, NULL, NULL,
+			 "writing 0 to rng_quality of %s made the "
 			 "kernel switch to '%s' (a better backend is registered); %s; not taking "
-			 "over", cur, now, r > 0 ? "put back" : why);
+			 "over",
+			 cur, now, r > 0 ? "put back" : why);
 		if (r > 0)
 			(void)unlink(kh->state);
 		kh->refused = true;
@@ -334,9 +346,12 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 		(void)attr_write(kh->dir, "rng_current", cur);
 	kh->taken = true;
 	kh->quality = q;
-	log_full(LOG_NOTICE, WHO, "hwrng-taken-over", NULL, "took over %s (rng_quality %u → 0): "
-		 "the kernel's hwrng thread credits it nothing now, rngd credits it at %u after its "
-		 "tests; given back at exit", cur, q, q);
+	log_full(
+		LOG_NOTICE, WHO, "hwrng-taken-over", NULL,
+		"took over %s (rng_quality %u → 0): "
+		"the kernel's hwrng thread credits it nothing now, rngd credits it at %u after its "
+		"tests; given back at exit",
+		cur, q, q);
 	return 1;
 }
 
@@ -414,7 +429,8 @@ static void watch(struct kernel_hwrng *kh, struct source *src)
 	}
 	log_full(LOG_ALERT, WHO, "hwrng-demoted", KERNEL_HWRNG_MESSAGE_DEMOTED,
 		 "%s failed rngd's tests (%s): rng_quality lowered to 0, the kernel no longer "
-		 "credits it; not undone at exit", cur, st.last_error_text);
+		 "credits it; not undone at exit",
+		 cur, st.last_error_text);
 }
 
 void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
@@ -461,8 +477,10 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 		r = state_write(kh->state, &s);
 		if (r == 0)
 			r = quality_write(kh->dir, kh->fd, 0);
-		log_full(LOG_NOTICE, WHO, NULL, NULL, "rng_quality of %s is %u again (registered "
-			 "again, or written): %s", kh->backend, q,
+		log_full(LOG_NOTICE, WHO, NULL, NULL,
+			 "rng_quality of %s is %u again (registered "
+			 "again, or written): %s",
+			 kh->backend, q,
 			 r == 0 ? "taken over again at that quality" : strerror(-r));
 		if (r == 0)
 			kh->quality = q;
@@ -482,9 +500,10 @@ void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, co
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
 	kh->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (kh->fd < 0) {
-		log_full(LOG_NOTICE, WHO, NULL, NULL, "cannot open %s for writing (%s): leaving "
-			 "the kernel's hwrng thread as it is (kernel-hwrng = %s acts as leave)", path,
-			 strerror(errno), mode == KERNEL_HWRNG_WATCH ? "watch" : "take-over");
+		log_full(LOG_NOTICE, WHO, NULL, NULL,
+			 "cannot open %s for writing (%s): leaving "
+			 "the kernel's hwrng thread as it is (kernel-hwrng = %s acts as leave)",
+			 path, strerror(errno), mode == KERNEL_HWRNG_WATCH ? "watch" : "take-over");
 		return;
 	}
 	snprintf(kh->dir, sizeof(kh->dir), "%s", dir);
@@ -494,8 +513,10 @@ void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, co
 
 		(void)current_read(dir, cur, sizeof(cur));
 		(void)quality_read(dir, &q);
-		log_full(LOG_INFO, WHO, NULL, NULL, "watching %s (rng_quality %u): lowered to 0 "
-			 "when it fails rngd's tests", cur[0] ? cur : "the hwrng", q);
+		log_full(LOG_INFO, WHO, NULL, NULL,
+			 "watching %s (rng_quality %u): lowered to 0 "
+			 "when it fails rngd's tests",
+			 cur[0] ? cur : "the hwrng", q);
 	}
 	kernel_hwrng_update(kh, set);
 }
@@ -508,8 +529,10 @@ void kernel_hwrng_reload(struct kernel_hwrng *kh, const char *mode, struct sourc
 	if (m != kh->mode) {
 		kernel_hwrng_give_back(kh, "kernel-hwrng changed by a reload");
 		if (m != KERNEL_HWRNG_LEAVE && !kh->dir[0])
-			log_full(LOG_NOTICE, WHO, NULL, NULL, "kernel-hwrng = %s needs rng_quality "
-				 "opened at start: restart rngd to apply it", mode);
+			log_full(LOG_NOTICE, WHO, NULL, NULL,
+				 "kernel-hwrng = %s needs rng_quality "
+				 "opened at start: restart rngd to apply it",
+				 mode);
 		kh->mode = m;
 		kh->refused = false;
 		kh->watched = NULL;
@@ -539,8 +562,8 @@ int kernel_hwrng_grant(const char *state_path, const char *dir, gid_t gid, char 
 		snprintf(why, len, "%s: %s", path, strerror(-r));
 		return r;
 	}
-	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0),
-		 state_path, KERNEL_HWRNG_GRANT_NAME);
+	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0), state_path,
+		 KERNEL_HWRNG_GRANT_NAME);
 	/* A grant of an earlier run that was not taken back keeps the first original. */
 	if (access(grant, F_OK) != 0) {
 		n = snprintf(text, sizeof(text), "sysfs=%s\nuid=%u\ngid=%u\nmode=%o\n", dir,
@@ -572,17 +595,17 @@ static int ungrant(const char *state_path, char *why, size_t len)
 	unsigned long m;
 	int r;
 
-	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0),
-		 state_path, KERNEL_HWRNG_GRANT_NAME);
+	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0), state_path,
+		 KERNEL_HWRNG_GRANT_NAME);
 	r = (int)read_text_file(grant, text, sizeof(text));
 	if (r == -ENOENT)
 		return 0;
-	if (r >= 0 && (file_value(text, "sysfs", dir, sizeof(dir)) < 0 ||
-		       file_value(text, "uid", uid, sizeof(uid)) < 0 ||
-		       file_value(text, "gid", gid, sizeof(gid)) < 0 ||
-		       file_value(text, "mode", mode, sizeof(mode)) < 0 ||
-		       parse_uint(uid, 0, UINT32_MAX, &u) < 0 ||
-		       parse_uint(gid, 0, UINT32_MAX, &g) < 0))
+	if (r >= 0 &&
+	    (file_value(text, "sysfs", dir, sizeof(dir)) < 0 ||
+	     file_value(text, "uid", uid, sizeof(uid)) < 0 ||
+	     file_value(text, "gid", gid, sizeof(gid)) < 0 ||
+	     file_value(text, "mode", mode, sizeof(mode)) < 0 ||
+	     parse_uint(uid, 0, UINT32_MAX, &u) < 0 || parse_uint(gid, 0, UINT32_MAX, &g) < 0))
 		r = -EBADMSG;
 	if (r < 0) {
 		snprintf(why, len, "cannot read %.300s: %s", grant, strerror(-r));
@@ -590,7 +613,8 @@ static int ungrant(const char *state_path, char *why, size_t len)
 	}
 	m = strtoul(mode, NULL, 8) & 07777;
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
-	if ((chown(path, (uid_t)u, (gid_t)g) < 0 || chmod(path, (mode_t)m) < 0) && errno != ENOENT) {
+	if ((chown(path, (uid_t)u, (gid_t)g) < 0 || chmod(path, (mode_t)m) < 0) &&
+	    errno != ENOENT) {
 		r = -errno;
 		snprintf(why, len, "cannot put back the owner and mode of %.300s: %s", path,
 			 strerror(-r));

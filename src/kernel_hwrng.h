@@ -34,16 +34,16 @@ enum kernel_hwrng_mode {
 
 struct kernel_hwrng {
 	enum kernel_hwrng_mode mode;
-	int fd;			   /* rng_quality for writing, kept across the drop; -1 */
-	char dir[PATH_MAX];	   /* the hw_random sysfs directory; "" when not acting */
-	char state[PATH_MAX];	   /* the state file */
-	bool taken;		   /* this process wrote 0 to backend's rng_quality */
-	bool refused;		   /* take-over of backend refused (logged); not retried */
-	bool demoted;		   /* watch: 0 written once */
-	char backend[128];	   /* taken over or refused */
-	unsigned int quality;	   /* rng_quality found before the take-over */
-	uint64_t trips;		   /* watch: failure-window trips already seen ... */
-	const void *watched;	   /* ... of this source; UINT64_MAX: take the count as it is */
+	int fd;		      /* rng_quality for writing, kept across the drop; -1 */
+	char dir[PATH_MAX];   /* the hw_random sysfs directory; "" when not acting */
+	char state[PATH_MAX]; /* the state file */
+	bool taken;	      /* this process wrote 0 to backend's rng_quality */
+	bool refused;	      /* take-over of backend refused (logged); not retried */
+	bool demoted;	      /* watch: 0 written once */
+	char backend[128];    /* taken over or refused */
+	unsigned int quality; /* rng_quality found before the take-over */
+	uint64_t trips;	      /* watch: failure-window trips seen (UINT64_MAX: take the count) */
+	const void *watched;  /* ... of this source */
 };
 
 /* "take-over", "leave", "watch" to a mode. 0 or -EINVAL. */
