@@ -17,7 +17,8 @@ q=$sys/rng_quality
 	exit 77
 }
 is_root || { echo "kernel-hwrng: skipped: needs root to write $q"; exit 77; }
-[ -c /dev/hwrng ] && [ -w "$q" ] || { echo "kernel-hwrng: skipped: no hwrng with rng_quality"; exit 77; }
+[ -c /dev/hwrng ] && [ -w "$q" ] ||
+	{ echo "kernel-hwrng: skipped: no hwrng with rng_quality"; exit 77; }
 have_sys_admin || { echo "kernel-hwrng: skipped: no CAP_SYS_ADMIN to feed the kernel"; exit 77; }
 hwrng_lock
 orig=$(cat "$q") || exit 1
@@ -97,7 +98,8 @@ fi
 # A start that fails after the take-over (the privilege drop: no such user).
 "$RNGD" "${args[@]}" -D nosuchuser-khw 2>"$T/fail.log"
 rc=$?
-if [ "$rc" != 0 ] && grep -q "took over" "$T/fail.log" && quality_is "$orig" && [ ! -e "$state" ]; then
+if [ "$rc" != 0 ] && grep -q "took over" "$T/fail.log" && quality_is "$orig" &&
+	[ ! -e "$state" ]; then
 	ok "a failed start after the take-over (exit $rc) gives rng_quality $orig back"
 else
 	fail "failed start: exit $rc, rng_quality $(cat "$q"): $(cat "$T/fail.log")"
@@ -223,7 +225,9 @@ without=$(rate leave)
 restore
 echo "kernel-hwrng: a reader of /dev/hwrng got ${with:-?} B in 10 s beside a take-over daemon," \
 	"${without:-?} B beside one that leaves the kernel's thread alone"
-[ -n "$with" ] && [ -n "$without" ] && ok "rates measured (take-over ${with} B, leave ${without} B)" ||
+[ -n "$with" ] && [ -n "$without" ] &&
+	ok "rates measured (take-over ${with} B, leave ${without} B)" ||
 	fail "rate measurement"
-quality_is "$orig" && ok "rng_quality is $orig at the end" || fail "rng_quality $(cat "$q") at the end"
+quality_is "$orig" && ok "rng_quality is $orig at the end" ||
+	fail "rng_quality $(cat "$q") at the end"
 finish
