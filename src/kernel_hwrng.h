@@ -18,7 +18,7 @@
 #include "source_set.h"
 
 /* MESSAGE_ID= of the watch mode's demotion (RNGD_EVENT=hwrng-demoted). */
-#define KERNEL_HWRNG_MESSAGE_DEMOTED "5b0e9c3a8f2d4e61a7c4d2b19e8f7a35"
+#define KERNEL_HWRNG_MESSAGE_DEMOTED "041e15bca06b48729b59622941762d79"
 
 /* The state file's name, in the status file's directory (or RUNSTATEDIR/rngd). */
 #define KERNEL_HWRNG_STATE_NAME "kernel-hwrng.state"
