@@ -20,11 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "conf.h"
 #include "kernel_hwrng.h"
+#include "source.h"
+#include "source_set.h"
 #include "util.h"
 
 #define MAX_RNG 3
@@ -42,6 +46,10 @@ static struct {
 static unsigned int quality_writes;
 static bool state_seen_at_write; /* the state file existed when 0 was written */
 
+static char dev_path[PATH_MAX]; /* stat() says it is the misc hwrng, char 10:183 */
+
+int __real_stat(const char *path, struct stat *st);
+int __wrap_stat(const char *path, struct stat *st);
 ssize_t __real_pwrite(int fd, const void *buf, size_t n, off_t off);
 int __real_write_text_file(const char *path, const char *value);
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off);
@@ -137,6 +145,17 @@ int __wrap_write_text_file(const char *path, const char *value)
 		return 0;
 	}
 	return __real_write_text_file(path, value);
+}
+
+int __wrap_stat(const char *path, struct stat *st)
+{
+	int r = __real_stat(path, st);
+
+	if (r == 0 && dev_path[0] && strcmp(path, dev_path) == 0) {
+		st->st_mode = S_IFCHR | 0600;
+		st->st_rdev = makedev(10, 183);
+	}
+	return r;
 }
 
 ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
@@ -449,6 +468,80 @@ static void test_no_state_dir(void **st)
 	kernel_hwrng_stop(&kh);
 }
 
+/*
+ * The daemon's view: a set whose hwrng source reads the (fake) misc hwrng. Its credit is
+ * the remembered quality while taken over; a backend switch gives the old one back and
+ * takes the new one; a re-registration (quality back) is taken over again at that value.
+ */
+static void test_update_with_set(void **st)
+{
+	struct kernel_hwrng kh;
+	struct source_set *set = NULL;
+	struct source *src;
+	const char *d = NULL;
+	char conf_text[3 * PATH_MAX], err[512], text[512];
+	struct conf c;
+	FILE *f;
+
+	(void)st;
+	snprintf(dev_path, sizeof(dev_path), "%s/hwrng", tmpdir);
+	f = fopen(dev_path, "w");
+	assert_non_null(f);
+	fclose(f);
+	kernel(2, "virtio_rng.0", 1000, "tpm-rng-0", 0);
+	snprintf(conf_text, sizeof(conf_text),
+		 "[source hwrng]\ndevice = %s\nsysfs = %s\n[source via]\nenabled = no\n", dev_path,
+		 dir);
+	conf_init(&c, source_check_section);
+	assert_int_equal(
+		conf_load_string(&c, "t.conf", conf_text, strlen(conf_text), err, sizeof(err)), 0);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	assert_int_equal(source_set_init(set), 1);
+	src = kernel_hwrng_reader(set, &d);
+	assert_non_null(src);
+	assert_string_equal(d, dir);
+
+	kernel_hwrng_init(&kh);
+	kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, dir, state, set);
+	assert_true(kh.taken);
+	assert_int_equal(sysfs_quality(), 0);
+	assert_int_equal(source_quality(src), 1000);
+
+	/* The administrator selects the other backend: the old one gets 1000 back. */
+	k.cur = 1;
+	k.selected = 1;
+	publish();
+	kernel_hwrng_update(&kh, set);
+	assert_int_equal(k.quality[0], 1000);
+	assert_int_equal(k.cur, 1);
+	assert_false(kh.taken); /* tpm-rng-0 is at 0 already: nothing to take */
+	assert_int_equal(access(state, F_OK), -1);
+
+	/* Back to virtio; then it registers again (its driver's quality): taken at that. */
+	k.cur = 0;
+	publish();
+	kernel_hwrng_update(&kh, set);
+	assert_true(kh.taken);
+	assert_int_equal(sysfs_quality(), 0);
+	k.quality[0] = 1024;
+	publish();
+	kernel_hwrng_update(&kh, set);
+	assert_int_equal(sysfs_quality(), 0);
+	assert_int_equal(kh.quality, 1024);
+	assert_int_equal(source_quality(src), 1024);
+	assert_true(read_text_file(state, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "quality=1024"));
+
+	/* No source reads it any more (the device is a plain file now): given back. */
+	dev_path[0] = '\0';
+	kernel_hwrng_update(&kh, set);
+	assert_false(kh.taken);
+	assert_int_equal(sysfs_quality(), 1024);
+	kernel_hwrng_stop(&kh);
+	source_set_free(set);
+	conf_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_give_back_switched),
 		cmocka_unit_test(test_restore_saved_and_grant),
 		cmocka_unit_test(test_no_state_dir),
+		cmocka_unit_test(test_update_with_set),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
