@@ -26,6 +26,9 @@ enum {
 	OPT_DUMP_BYTES,
 	OPT_HELP,
 	OPT_FORCE_OUTPUT,
+	OPT_KERNEL_HWRNG,
+	OPT_RESTORE_KERNEL_HWRNG,
+	OPT_GRANT_KERNEL_HWRNG,
 };
 
 static const struct option long_options[] = {
@@ -58,6 +61,9 @@ static const struct option long_options[] = {
 	{ "dump-bytes", required_argument, NULL, OPT_DUMP_BYTES },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ "force-output", no_argument, NULL, OPT_FORCE_OUTPUT },
+	{ "kernel-hwrng", required_argument, NULL, OPT_KERNEL_HWRNG },
+	{ "restore-kernel-hwrng", no_argument, NULL, OPT_RESTORE_KERNEL_HWRNG },
+	{ "grant-kernel-hwrng", optional_argument, NULL, OPT_GRANT_KERNEL_HWRNG },
 	{ 0 },
 };
 
@@ -92,6 +98,10 @@ static void usage(FILE *f)
 		"      --once                  seed the kernel once, reseed, exit\n"
 		"      --dump=NAME             write one source's tested output to stdout\n"
 		"      --dump-bytes=N          stop --dump after N bytes\n"
+		"      --kernel-hwrng=MODE     the kernel's hwrng thread: take-over (default),\n"
+		"                              leave or watch\n"
+		"      --restore-kernel-hwrng  put back rng_quality (and its owner) after a stop\n"
+		"      --grant-kernel-hwrng[=GROUP]  let GROUP (rngd) write rng_quality\n"
 		"  -v, --version               print the version\n"
 		"  -h, --help                  this help\n\n"
 		"Exit status: 0 stopped cleanly, 1 runtime failure, 2 usage, 66 no usable source,\n"
@@ -275,6 +285,15 @@ void cmdline_parse(struct options *o, int argc, char **argv)
 			break;
 		case OPT_FORCE_OUTPUT:
 			add_override(o, NULL, "force-output", "yes", c);
+			break;
+		case OPT_KERNEL_HWRNG:
+			add_override(o, NULL, "kernel-hwrng", optarg, c);
+			break;
+		case OPT_RESTORE_KERNEL_HWRNG:
+			o->restore_kernel_hwrng = true;
+			break;
+		case OPT_GRANT_KERNEL_HWRNG:
+			o->grant_kernel_hwrng = optarg ? optarg : "rngd";
 			break;
 		case OPT_DUMP_BYTES:
 			if (parse_uint(optarg, 1, UINT64_MAX, &o->dump_bytes) < 0)

@@ -41,6 +41,8 @@ struct options {
 	const char *dump;
 	uint64_t dump_bytes;
 	const char *print_options;
+	bool restore_kernel_hwrng;	/* --restore-kernel-hwrng */
+	const char *grant_kernel_hwrng; /* --grant-kernel-hwrng[=GROUP]: the group */
 	struct override *ov;
 	size_t n_ov;
 };

@@ -36,10 +36,13 @@
 static const char def_random_device[] = "/dev/random";
 static const char def_pid_file[] = "/run/rngd.pid";
 static const char def_status_file[] = "/run/rngd/status.json";
+static const char def_kernel_hwrng[] = "take-over";
+static const char *const kernel_hwrng_modes[] = { "take-over", "leave", "watch", NULL };
 
 static bool is_static(const char *s)
 {
-	return s == def_random_device || s == def_pid_file || s == def_status_file;
+	return s == def_random_device || s == def_pid_file || s == def_status_file ||
+	       s == def_kernel_hwrng;
 }
 
 static void free_str(char **s)
@@ -88,6 +91,8 @@ static const struct global_key global_keys[] = {
 	KEY("stats-interval", OPTION_UINT, stats_interval, 0, 86400, false),
 	KEY("use-slow-sources", OPTION_BOOL, use_slow_sources, 0, 0, false),
 	KEY("force-output", OPTION_BOOL, force_output, 0, 0, false),
+	{ .opt = { .key = "kernel-hwrng", .type = OPTION_CHOICE, .choices = kernel_hwrng_modes },
+	  .offset = offsetof(struct conf, kernel_hwrng) },
 };
 
 #define N_GLOBAL_KEYS ARRAY_SIZE(global_keys)
@@ -250,6 +255,7 @@ void conf_init(struct conf *c, conf_check_fn check_section)
 		.status_interval = 10,
 		.stats_interval = 0,
 		.use_slow_sources = false,
+		.kernel_hwrng = (char *)def_kernel_hwrng,
 	};
 }
 

@@ -55,6 +55,8 @@ struct conf {
 	bool use_slow_sources;		/* use-slow-sources [-u] */
 	bool force_output;		/* force-output [--force-output]: an output that is an
 					   existing, non-empty regular file is truncated, not refused */
+	char *kernel_hwrng;		/* kernel-hwrng [--kernel-hwrng]: take-over (default), leave,
+					   watch (kernel_hwrng.h) */
 
 	struct conf_section *sections;	/* each one passed check_section */
 	size_t n_sections;

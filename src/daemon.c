@@ -103,6 +103,8 @@ static uint64_t tick_period(const struct daemon *d)
 		p = MIN(p, MAX(d->watchdog_ns / 4, 10 * NSEC_PER_MSEC));
 	if (!d->ready_sent && d->mode == DAEMON_FEED)
 		p = MIN(p, 250 * NSEC_PER_MSEC);
+	if (d->kh.dir[0]) /* a backend switch or a failing device is seen within a second */
+		p = MIN(p, NSEC_PER_SEC);
 	return p == UINT64_MAX ? 0 : p;
 }
 
@@ -158,6 +160,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	int r;
 
 	memset(d, 0, sizeof(*d));
+	kernel_hwrng_init(&d->kh);
 	d->sig_fd = d->wake_fd = d->timer_fd = d->tick_fd = -1;
 	d->timer_at = UINT64_MAX;
 	conf_init(&d->conf, source_check_section);
@@ -267,6 +270,21 @@ void daemon_reset_tick(struct daemon *d)
 size_t daemon_usable_sources(struct daemon *d)
 {
 	return source_set_size(d->set) - source_set_count_state(d->set, SOURCE_ABSENT);
+}
+
+void daemon_start_kernel_hwrng(struct daemon *d)
+{
+	enum kernel_hwrng_mode m = KERNEL_HWRNG_TAKE_OVER;
+	const char *dir = NULL;
+	char state[PATH_MAX];
+
+	(void)kernel_hwrng_mode_parse(d->conf.kernel_hwrng, &m); /* validated by conf */
+	if (d->mode != DAEMON_FEED || !d->sink || output_sink(d) || m == KERNEL_HWRNG_LEAVE ||
+	    !kernel_hwrng_reader(d->set, &dir))
+		return;
+	kernel_hwrng_start(&d->kh, m, dir,
+			   kernel_hwrng_state_path(d->conf.status_file, state, sizeof(state)),
+			   d->set);
 }
 
 int daemon_start(struct daemon *d)
@@ -485,6 +503,7 @@ static void tick(struct daemon *d)
 		notify_watchdog(all_healthy(d, now));
 		d->next_watchdog_ns = now + d->watchdog_ns / 2;
 	}
+	kernel_hwrng_update(&d->kh, d->set);
 	daemon_update_status(d, false);
 	if (tick_period(d) != d->tick_ns)
 		daemon_reset_tick(d);
@@ -660,6 +679,8 @@ void daemon_fini(struct daemon *d)
 		log_debug("a source thread is still in its driver's read; the exit ends it");
 	source_set_free(d->set);
 	d->set = NULL;
+	/* Every exit of a started daemon passes here: clean stop, fatal error, failed start. */
+	kernel_hwrng_stop(&d->kh);
 	d->sink = sink_close(d->sink);
 	closep(&d->sig_fd);
 	closep(&d->wake_fd);

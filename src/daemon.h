@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "conf.h"
+#include "kernel_hwrng.h"
 #include "pool.h"
 #include "sink.h"
 #include "source_set.h"
@@ -77,6 +78,7 @@ struct daemon {
 	/* A failed feed: wait retry_ns (1 s doubling, capped) before the next one, at retry_at. */
 	uint64_t retry_ns, retry_at;
 	uint64_t bytes_lost;	/* taken from the sources for an output, but not written */
+	struct kernel_hwrng kh;	/* the kernel's hwrng thread (kernel-hwrng) */
 };
 
 /*
@@ -88,6 +90,13 @@ struct daemon {
 int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 		enum daemon_mode mode, uint64_t byte_limit, daemon_reload_fn reload,
 		void *reload_ctx);
+
+/*
+ * kernel-hwrng: while privileges allow (before the drop), take the kernel's hwrng thread's
+ * backend over or watch it, for a daemon that feeds the kernel until stopped; --once, -t,
+ * --dump and an output sink leave it as they found it. Never fatal (logged).
+ */
+void daemon_start_kernel_hwrng(struct daemon *d);
 
 /* Start the source threads. 0 or -errno (logged). */
 int daemon_start(struct daemon *d);

@@ -169,6 +169,7 @@ swap_conf:
 	conf_free(&d->conf);
 	d->conf = conf;
 	daemon_setup_policy(d, true);
+	kernel_hwrng_reload(&d->kh, d->conf.kernel_hwrng, d->set);
 	daemon_reset_tick(d);
 	log_full(LOG_INFO, NULL, "reloaded", DAEMON_MESSAGE_RELOADED,
 		 "configuration reloaded in %.1f ms: %zu source(s)%s",

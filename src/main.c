@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "daemon.h"
+#include "kernel_hwrng.h"
 #include "log.h"
 #include "notify.h"
 #include "pidfile.h"
@@ -134,6 +137,50 @@ static int take_std_fds(void)
 	return 0;
 }
 
+/*
+ * --restore-kernel-hwrng and --grant-kernel-hwrng, root's steps around the unit
+ * (ExecStopPost=+, ExecStartPre=+; rngd(8)). An exit code.
+ */
+static int kernel_hwrng_command(const struct options *o, const struct conf *conf)
+{
+	char state[PATH_MAX], why[512] = "";
+	struct group *gr;
+	uint64_t gid;
+	int r;
+
+	if (!kernel_hwrng_state_path(conf->status_file, state, sizeof(state))) {
+		log_error("kernel-hwrng: the state file's path is too long");
+		return EXIT_CONFIG;
+	}
+	if (o->restore_kernel_hwrng) {
+		r = kernel_hwrng_restore_saved(state, KERNEL_HWRNG_SYSFS, why, sizeof(why));
+		if (r < 0) {
+			log_error("--restore-kernel-hwrng: %s", why);
+			return EXIT_RUNTIME;
+		}
+		if (r > 0)
+			log_notice("kernel-hwrng: %s", why);
+		return 0;
+	}
+	gr = getgrnam(o->grant_kernel_hwrng);
+	if (gr)
+		gid = gr->gr_gid;
+	else if (parse_uint(o->grant_kernel_hwrng, 0, UINT32_MAX - 1, &gid) < 0) {
+		log_error("--grant-kernel-hwrng: no group '%s'", o->grant_kernel_hwrng);
+		return EXIT_CONFIG;
+	}
+	r = kernel_hwrng_grant(state, KERNEL_HWRNG_SYSFS, (gid_t)gid, why, sizeof(why));
+	if (r == -ENOENT) {
+		log_info("kernel-hwrng: %s: nothing to grant", why);
+		return 0;
+	}
+	if (r < 0) {
+		log_error("--grant-kernel-hwrng: %s", why);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[CONF_ERR_MAX], why[256];
@@ -178,6 +225,10 @@ int main(int argc, char **argv)
 		log_error("the status file is disabled ('status-file' is empty): there is no status "
 			  "to show");
 		ret = EXIT_RUNTIME;
+		goto out_conf;
+	}
+	if (o.restore_kernel_hwrng || o.grant_kernel_hwrng) {
+		ret = kernel_hwrng_command(&o, &conf);
 		goto out_conf;
 	}
 	if (o.status) {
@@ -318,6 +369,8 @@ int main(int argc, char **argv)
 	} else {
 		r = 0;
 	}
+	/* Opens rng_quality for writing, which the drop would make impossible. */
+	daemon_start_kernel_hwrng(&d);
 	if (r >= 0)
 		r = privs_drop(d.conf.user, d.conf.group);
 	if (r >= 0)

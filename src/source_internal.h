@@ -52,6 +52,7 @@ struct source {
 	bool enabled;
 	int conf_quality;	   /* -1 when not configured */
 	_Atomic int found_quality; /* -1 until the driver sets it (any thread) */
+	_Atomic int kept_quality;  /* kernel-hwrng take-over's, -1: none (main thread writes) */
 
 	/*
 	 * The driver's state: the main thread opens it (source_set_init()) before the

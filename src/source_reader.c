@@ -541,6 +541,8 @@ static int read_blocks(struct source *src, char *why, size_t len)
 			src->st.blocks_tested++;
 		if (res == 0)
 			src->st.blocks_passed++;
+		if (trip)
+			src->st.window_trips++;
 		for (unsigned int i = 0; !health && i < FIPS_N_TESTS; i++)
 			if (res & (1u << i))
 				src->st.fips_failures[i]++;

@@ -52,6 +52,7 @@ struct source *source_new(const struct source_ops *ops, const char *name,
 	src->ops = ops;
 	src->conf_quality = -1;
 	atomic_init(&src->found_quality, -1);
+	atomic_init(&src->kept_quality, -1);
 	src->wake_fd = -1;
 	pthread_mutex_init(&src->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -666,12 +667,20 @@ const struct source *source_set_denied(const struct source_set *set)
 unsigned int source_quality(const struct source *src)
 {
 	int found = atomic_load(&src->found_quality);
+	int kept = atomic_load(&src->kept_quality);
 
 	if (src->conf_quality >= 0)
 		return (unsigned int)src->conf_quality;
+	if (kept >= 0)
+		return (unsigned int)kept;
 	if (found >= 0)
 		return (unsigned int)found;
 	return src->ops->quality;
+}
+
+void source_keep_quality(struct source *src, int quality)
+{
+	atomic_store(&src->kept_quality, quality < 0 ? -1 : (int)MIN((unsigned int)quality, 1024u));
 }
 
 void source_account_fed(struct source *src, size_t bytes, uint64_t bits)

@@ -68,6 +68,7 @@ struct source_stats {
 	uint64_t health_failures; /* SP 800-90B repetition count or adaptive proportion */
 	uint64_t bytes_fed;
 	uint64_t bits_credited;
+	uint64_t window_trips;	  /* times the failure window disabled it (back-off) */
 	int last_error; /* errno of the last failure, 0 if none */
 	char last_error_text[160];
 	size_t n_counters;
@@ -192,8 +193,16 @@ bool source_set_retire(struct source_set *set, uint64_t limit_ns);
  * when none is left running. */
 bool source_set_reap(struct source_set *set);
 
-/* Credit quality in bits per 1024 bits (configured, else found, else the driver's). */
+/*
+ * Credit quality in bits per 1024 bits: configured, else kept (source_keep_quality()), else
+ * found, else the driver's.
+ */
 unsigned int source_quality(const struct source *src);
+/*
+ * Credit src at quality whatever its driver finds (kernel_hwrng.c: the rng_quality it found
+ * before writing 0 there); -1 lets the found quality count again. A configured one still wins.
+ */
+void source_keep_quality(struct source *src, int quality);
 /* Record what the sink did with bytes taken from src. */
 void source_account_fed(struct source *src, size_t bytes, uint64_t bits);
 /* A consistent snapshot of the counters. */

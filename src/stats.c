@@ -229,7 +229,7 @@ static bool only_rngd_files(int dfd, const char *base)
 		const char *name = e->d_name;
 
 		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
-		    strcmp(name, "rngd.pid") == 0 ||
+		    strcmp(name, "rngd.pid") == 0 || strncmp(name, "kernel-hwrng.", 13) == 0 ||
 		    (strncmp(name, base, n) == 0 && (name[n] == '\0' || name[n] == '.')))
 			continue;
 		only = false;

@@ -14,6 +14,8 @@
  *   RNGD_FAULT_SINK=PATH    the output file
  *   RNGD_FAULT_KERNEL=LOG   fake the kernel: every RND* ioctl answered here, never sent;
  *                           each accepted RNDADDENTROPY appended to LOG as "BITS HEX\n"
+ *   RNGD_FAULT_ZEROS=N      from the Nth read() of the source on, what it read is replaced
+ *                           by zeros (a failing device: its blocks fail the tests)
  * Every injected fault is reported on stderr as "fault: OP CALL WHAT".
  */
 #include "config.h"
@@ -164,11 +166,21 @@ ssize_t __wrap_preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 
 ssize_t __wrap_read(int fd, void *buf, size_t n)
 {
-	int err = is_target(fd, "RNGD_FAULT_SOURCE") ? next_fault(OP_READ) : 0;
+	static unsigned long reads;
+	bool target = is_target(fd, "RNGD_FAULT_SOURCE");
+	int err = target ? next_fault(OP_READ) : 0;
+	const char *zeros = getenv("RNGD_FAULT_ZEROS");
+	ssize_t r;
 
 	if (err == SHORT_READ)
 		return __real_read(fd, buf, n ? 1 : 0);
-	return err ? fail(err) : __real_read(fd, buf, n);
+	if (err)
+		return fail(err);
+	r = __real_read(fd, buf, n);
+	/* One reader thread reads the source: no lock for the count. */
+	if (target && zeros && r > 0 && ++reads >= strtoul(zeros, NULL, 10))
+		memset(buf, 0, (size_t)r);
+	return r;
 }
 
 ssize_t __wrap_writev(int fd, const struct iovec *iov, int cnt)

@@ -20,8 +20,8 @@ done
 tmp=$(mktemp -d /tmp/rngd-test-units.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# verify checks that ExecStart exists: point it at the built daemon, or at a stub when the
-# daemon is not built yet. Everything else in the unit is tested as installed.
+# verify checks that each Exec*= command exists: point them at the built daemon, or at a
+# stub when the daemon is not built yet. Everything else in the unit is tested as installed.
 exe="$builddir/rngd"
 if [ -x "$exe" ]; then
 	exe=$(cd "$(dirname "$exe")" && pwd)/rngd
@@ -39,7 +39,7 @@ for u in rngd rngd-once; do
 		echo "FAIL: $u.service: unsubstituted @variable@"
 		status=1
 	fi
-	sed "s|^ExecStart=[^ ]*|ExecStart=$exe|" "$unit" >"$tmp/$u.service"
+	sed -E "s#^(Exec[A-Za-z]*=[-+]*)[^ ]*/rngd( |\$)#\1$exe\2#" "$unit" >"$tmp/$u.service"
 	# --man=no: the man pages are not installed in the build tree.
 	if out=$(systemd-analyze verify --man=no "$tmp/$u.service" 2>&1) && [ -z "$out" ]; then
 		echo "verify $u.service: ok"

@@ -58,6 +58,7 @@ static void assert_defaults(const struct conf *c)
 	assert_int_equal(c->stats_interval, 0);
 	assert_false(c->use_slow_sources);
 	assert_false(c->force_output);
+	assert_string_equal(c->kernel_hwrng, "take-over");
 	assert_int_equal(c->n_sections, 0);
 	assert_null(c->sections);
 }
@@ -109,7 +110,8 @@ static void test_every_key(void **state)
 				   "status-interval = 0\n"
 				   "stats-interval = 86400\n"
 				   "use-slow-sources = yes\n"
-				   "force-output = yes\n";
+				   "force-output = yes\n"
+				   "kernel-hwrng = watch\n";
 	struct conf c;
 
 	conf_init(&c, source_check_section);
@@ -126,6 +128,7 @@ static void test_every_key(void **state)
 	assert_string_equal(c.group, "entropy");
 	assert_int_equal(c.ready_timeout, 3600);
 	assert_string_equal(c.status_file, "/tmp/s.json");
+	assert_string_equal(c.kernel_hwrng, "watch");
 	assert_int_equal(c.status_interval, 0);
 	assert_int_equal(c.stats_interval, 86400);
 	assert_true(c.use_slow_sources);
@@ -238,6 +241,8 @@ static void test_bad_lines(void **state)
 		  "t.conf:2: key 'entropy-count': '0' is out of range 1..8" },
 		{ "[rngd]\nready-timeout = 3601\n",
 		  "t.conf:2: key 'ready-timeout': '3601' is out of range 0..3600" },
+		{ "[rngd]\nkernel-hwrng = takeover\n",
+		  "t.conf:2: key 'kernel-hwrng': 'takeover' is not one of: take-over leave watch" },
 		{ "[rngd]\nstatus-interval = 86401\n",
 		  "t.conf:2: key 'status-interval': '86401' is out of range 0..86400" },
 		{ "[rngd]\nmax-age = 99999999999999999999\n",
@@ -747,7 +752,7 @@ static void test_example(void **state)
 		assert_true(n < cap);
 	}
 	fclose(f);
-	assert_int_equal(keys, 16);
+	assert_int_equal(keys, 17);
 	assert_int_equal(conf_load_string(&c, "example", text, n, err, sizeof(err)), 0);
 	assert_defaults(&c);
 	conf_free(&c);

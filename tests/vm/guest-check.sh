@@ -133,6 +133,35 @@ lifecycle_checks() {
 		awk -v s="${score:-99}" 'BEGIN { exit !(s <= 1.5) }'
 }
 
+# kernel-hwrng = take-over (rngd(8)): rng_quality 0 while rngd.service runs, the original
+# back after a stop and after a SIGKILL (the unit's ExecStopPost=+rngd --restore-kernel-hwrng).
+khw=/sys/class/misc/hw_random/rng_quality
+khw_is() { [ "$(cat $khw 2>/dev/null)" = "$1" ]; }
+kernel_hwrng_checks() {
+	local orig
+	until_ok 30 active
+	orig=$(rngd_log | sed -n 's/.*took over [^ ]* (rng_quality \([0-9]*\) .*/\1/p' | tail -1)
+	info "kernel-hwrng: $(rngd_log | grep 'kernel-hwrng' | tail -2 | tr '\n' '|')"
+	info "rng_quality $(cat $khw), $(stat -c '%U:%G %a' $khw)"
+	check "kernel-hwrng: rng_quality 0 while rngd.service runs (was ${orig:-?})" \
+		eval '[ -n "$orig" ] && [ "$orig" != 0 ] && khw_is 0'
+	check "kernel-hwrng: rng_quality writable by group rngd while it runs" \
+		eval '[ "$(stat -c "%G %a" $khw)" = "rngd 664" ]'
+	systemctl stop rngd.service
+	info "after stop: rng_quality $(cat $khw), $(stat -c '%U:%G %a' $khw)"
+	check "kernel-hwrng: rng_quality $orig, root:root 644 again after systemctl stop" \
+		eval 'khw_is "$orig" && [ "$(stat -c "%U:%G %a" $khw)" = "root:root 644" ]'
+	systemctl start rngd.service
+	check "kernel-hwrng: taken over again after a start" until_ok 30 eval 'active && khw_is 0'
+	systemctl kill -s KILL rngd.service
+	# Restart=on-failure starts it again after RestartSec=5s: look in between.
+	check "kernel-hwrng: rng_quality $orig again after SIGKILL (ExecStopPost=)" \
+		until_ok 4 khw_is "$orig"
+	info "after SIGKILL: $(journalctl -b -u rngd.service -o cat | grep 'put back' | tail -1)"
+	check "kernel-hwrng: the restarted daemon takes over again" \
+		until_ok 40 eval 'active && khw_is 0'
+}
+
 nodevice_checks() {
 	check "rngd.service not failed without an RNG device" \
 		eval 'until_ok 60 settled rngd.service && ! systemctl is-failed -q rngd.service'
@@ -172,6 +201,10 @@ nodevice_checks() {
 		check "a device that appears later gets its daemon, which feeds" \
 			eval 'until_ok 30 eval "active && feeding"'
 		info "journal: $(rngd_log | grep -E "waiting|running|first injection" | tr '\n' '|')"
+		check "kernel-hwrng: a device that appears later is taken over" \
+			until_ok 10 khw_is 0
+		info "kernel-hwrng: rng_quality $(cat $khw 2>&1), $(stat -c '%U:%G %a' $khw)," \
+			"$(rngd_log | grep -E 'kernel-hwrng|rng_quality' | tail -4 | tr '\n' '|')"
 	else
 		fail "hot-plugged virtio-rng never appeared in the guest"
 	fi
@@ -182,6 +215,7 @@ case $mode in
 device)
 	boot_checks
 	lifecycle_checks
+	kernel_hwrng_checks
 	;;
 nodevice)
 	nodevice_checks

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The kernel's own hwrng thread and its trust (kernel-hwrng = take-over | leave | watch):
+ * since 3.17 the hw_random core credits its current backend by rng_quality, untested
+ * (kernel-interfaces.md §1.7, §2.2). take-over writes 0 there while rngd reads that
+ * backend and credits it through its FIPS gate at the quality it found; watch lowers it to
+ * 0 when rngd's tests fail the device. Main thread only, except where said.
+ */
+#ifndef RNGD_KERNEL_HWRNG_H
+#define RNGD_KERNEL_HWRNG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "source_set.h"
+
+/* MESSAGE_ID= of the watch mode's demotion (RNGD_EVENT=hwrng-demoted). */
+#define KERNEL_HWRNG_MESSAGE_DEMOTED "041e15bca06b48729b59622941762d79"
+
+/* The state file's name, in the status file's directory (or RUNSTATEDIR/rngd). */
+#define KERNEL_HWRNG_STATE_NAME "kernel-hwrng.state"
+/* What --grant-kernel-hwrng found (owner, mode), for --restore-kernel-hwrng. */
+#define KERNEL_HWRNG_GRANT_NAME "kernel-hwrng.grant"
+#define KERNEL_HWRNG_SYSFS "/sys/class/misc/hw_random"
+
+enum kernel_hwrng_mode {
+	KERNEL_HWRNG_TAKE_OVER,
+	KERNEL_HWRNG_LEAVE,
+	KERNEL_HWRNG_WATCH,
+};
+
+struct kernel_hwrng {
+	enum kernel_hwrng_mode mode;
+	int fd;		      /* rng_quality for writing, kept across the drop; -1 */
+	char dir[PATH_MAX];   /* the hw_random sysfs directory; "" when not acting */
+	char state[PATH_MAX]; /* the state file */
+	bool taken;	      /* this process wrote 0 to backend's rng_quality */
+	bool refused;	      /* take-over of backend refused (logged); not retried */
+	bool demoted;	      /* watch: 0 written once */
+	char backend[128];    /* taken over or refused */
+	unsigned int quality; /* rng_quality found before the take-over */
+	uint64_t trips;	      /* watch: failure-window trips seen (UINT64_MAX: take the count) */
+	const void *watched;  /* ... of this source */
+};
+
+/* "take-over", "leave", "watch" to a mode. 0 or -EINVAL. */
+int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret);
+
+/* The state file for a status file path (NULL: none) into buf. buf, or NULL if too long. */
+const char *kernel_hwrng_state_path(const char *status_file, char *buf, size_t len);
+
+/* Nothing taken, no descriptor; kernel_hwrng_stop() is then a no-op. Cannot fail. */
+void kernel_hwrng_init(struct kernel_hwrng *kh);
+
+/*
+ * At start, while rng_quality can still be opened (before the privilege drop): for mode
+ * take-over or watch, open rng_quality of dir for writing and keep it; take-over then
+ * takes the current backend over if the set reads it (kernel_hwrng_update()). Never
+ * fatal: what cannot be done is logged once and the mode acts as leave.
+ */
+void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, const char *dir,
+			const char *state_path, struct source_set *set);
+
+/*
+ * The set's hwrng-family source that reads the misc hwrng (char 10:183) and has not
+ * ended, or NULL; *dir_ret gets its sysfs directory. set may be NULL.
+ */
+struct source *kernel_hwrng_reader(struct source_set *set, const char **dir_ret);
+
+/*
+ * Each tick and after a reload: take the current backend over when set reads it (again
+ * after a backend switch or a re-registration, which resets rng_quality), give it back
+ * when set no longer reads it, and in watch mode demote a backend whose failure window
+ * tripped. Keeps the reading source's credit at the remembered quality.
+ */
+void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set);
+
+/*
+ * After a reload: the new mode (text of the key) and set. Leave gives back what was taken;
+ * a mode that needs rng_quality opened at start, when it was not, says to restart rngd.
+ */
+void kernel_hwrng_reload(struct kernel_hwrng *kh, const char *mode, struct source_set *set);
+
+/*
+ * Take over dir's current backend: state file first, then "0\n", then rng_current re-read
+ * (a write to rng_quality re-runs the kernel's choice of the best backend). 1 when taken,
+ * 0 when refused or not possible (logged), -errno on an error (logged).
+ */
+int kernel_hwrng_take(struct kernel_hwrng *kh);
+
+/* Give back what was taken (rng_quality restored, state file removed); logs once. */
+void kernel_hwrng_give_back(struct kernel_hwrng *kh, const char *why);
+
+/* At every exit: kernel_hwrng_give_back() and close. Accepts an initialised, unused kh. */
+void kernel_hwrng_stop(struct kernel_hwrng *kh);
+
+/*
+ * --restore-kernel-hwrng (ExecStopPost=, also after SIGKILL): put back rng_quality from
+ * the state file when its backend is current and reads 0, and the owner and mode
+ * --grant-kernel-hwrng changed; remove both files. 0 when there was nothing to do, 1 when
+ * something was put back, -errno (why says what) otherwise.
+ */
+int kernel_hwrng_restore_saved(const char *state_path, const char *dir, char *why, size_t len);
+
+/*
+ * --grant-kernel-hwrng (ExecStartPre=+, as root): make dir/rng_quality writable by group gid
+ * (0664), remembering its owner and mode next to the state file. 0 or -errno with why.
+ */
+int kernel_hwrng_grant(const char *state_path, const char *dir, gid_t gid, char *why, size_t len);
+
+#endif
