@@ -26,6 +26,9 @@ void health_init(struct health *h, const uint64_t key[2])
 	memset(h, 0, sizeof(*h));
 	h->key[0] = spread(key[0]);
 	h->key[1] = spread(key[1] ^ h->key[0]);
+	for (int i = 0; i < 4; i++)
+		h->akey[i] = spread(h->key[1] + (uint64_t)i + 1);
+	h->anchor = (uint8_t)spread(h->key[0] + h->key[1]);
 }
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
@@ -43,19 +46,39 @@ static inline uint64_t load64(const uint8_t *p)
 	return v;
 }
 
+/* The high bit of each byte of x that is zero, only those (no borrow between bytes). */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+
+	return ~(((x & low7) + low7) | x | low7);
+}
+
 /*
  * A keyed multiply-mix hash (wyhash-style): two 64-bit words per multiplication. Not a
  * cryptographic hash: it tells equal blocks from different ones, with collisions at
  * 2^-64 for blocks nobody chose to collide; the random key keeps a writer from choosing.
+ * The same pass notes the 16-byte chunks that hold the anchor byte a (in chunk[], up to
+ * HEALTH_ANCHOR_QUERY of them: *n_chunk), without a branch: the hash is a chain of
+ * multiplications, the compares fill the idle units beside it.
  */
-static uint64_t block_hash(const uint64_t key[2], const uint8_t *p, size_t len)
+static uint64_t block_hash(const uint64_t key[2], const uint8_t *p, size_t len, uint8_t a,
+			   uint16_t *chunk, size_t *n_chunk)
 {
 	const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
+	const uint64_t pat = a * 0x0101010101010101ull;
 	uint64_t h = key[0] ^ mix(len ^ k0, key[1] ^ k1);
-	size_t i = 0;
+	size_t i = 0, n = 0;
 
-	for (; i + 16 <= len; i += 16)
-		h = mix(load64(p + i) ^ k1 ^ h, load64(p + i + 8) ^ key[1]);
+	for (; i + 16 <= len; i += 16) {
+		uint64_t w0 = load64(p + i), w1 = load64(p + i + 8);
+
+		h = mix(w0 ^ k1 ^ h, w1 ^ key[1]);
+		chunk[n] = (uint16_t)(i / 16);
+		n += ((zero_bytes(w0 ^ pat) | zero_bytes(w1 ^ pat)) != 0) &
+		     (n < HEALTH_ANCHOR_QUERY);
+	}
+	*n_chunk = n;
 	if (i < len) {
 		uint8_t tail[16] = { 0 };
 
@@ -124,69 +147,153 @@ static unsigned int test_90b(const uint8_t *p, size_t len)
 }
 
 /*
- * The history: a FIFO of the last HEALTH_HISTORY hashes, and the same hashes in an open
- * addressing table (linear probing, half full at most) to find one in a probe or two.
- * 0 marks a free slot; a hash that is 0 is stored as 1 (a 2^-64 blur).
+ * An anchor's fingerprint: the keyed multiply-mix of block_hash() over its 32-byte window.
+ * The key is secret, so is A: a writer can neither aim at nor steer clear of anchors.
  */
-static size_t slot_of(uint64_t x)
+static inline uint64_t window_hash(const uint64_t akey[4], const uint8_t *p)
 {
-	return (size_t)(x ^ (x >> 32)) & (HEALTH_TABLE - 1);
+	uint64_t h = mix(load64(p) ^ akey[0], load64(p + 8) ^ akey[1]);
+
+	return mix(load64(p + 16) ^ akey[2] ^ h, load64(p + 24) ^ akey[3]);
 }
 
-static bool table_has(const struct health *h, uint64_t x)
+/*
+ * The fingerprints of the first HEALTH_ANCHOR_QUERY anchors of a block (in the chunks
+ * block_hash() found; a byte in the last partial chunk cannot start a window), in fp:
+ * their number.
+ */
+static size_t anchors(const struct health *h, const uint8_t *p, size_t len,
+		      const uint16_t *chunk, size_t n_chunk, uint64_t *fp)
 {
-	for (size_t i = slot_of(x); h->table[i]; i = (i + 1) & (HEALTH_TABLE - 1))
-		if (h->table[i] == x)
+	const uint64_t pat = h->anchor * 0x0101010101010101ull;
+	size_t n = 0;
+
+	for (size_t c = 0; c < n_chunk; c++) {
+		for (size_t at = (size_t)chunk[c] * 16; at < (size_t)chunk[c] * 16 + 16; at += 8) {
+			uint64_t m = zero_bytes(load64(p + at) ^ pat);
+
+			for (; m; m &= m - 1) {
+				size_t i = at + (size_t)__builtin_ctzll(m) / 8;
+
+				if (i + HEALTH_ANCHOR_WIN > len || n == HEALTH_ANCHOR_QUERY)
+					return n;
+				fp[n++] = window_hash(h->akey, p + i);
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * The history: FIFOs of the last HEALTH_HISTORY block hashes and of their anchors'
+ * fingerprints, each with an open addressing table (linear probing; at most half full for
+ * the blocks, at most three quarters for the anchors, about 60 % with random data) of
+ * 1 + the index of each entry, to find a hash in a probe or a few. A table of indices is
+ * a quarter the size of one of hashes, and equal hashes (a block whose window recurs in
+ * it) do no harm: an entry is removed by its index.
+ */
+struct fp_table {
+	uint32_t *slot;
+	size_t mask;
+	const uint64_t *fp;
+};
+
+/*
+ * A slot holds the hash's top 18 bits (tag) over 1 + the index (14 bits): the tag gives
+ * the home slot (its low bits) and sorts out nearly all other entries without reading
+ * the FIFO, which only a probable match reads.
+ */
+#define IDX_BITS 14
+#define IDX_MASK ((1u << IDX_BITS) - 1)
+
+static inline uint32_t tag_of(uint64_t x)
+{
+	return (uint32_t)(x >> (64 - (32 - IDX_BITS)));
+}
+
+static bool table_has(const struct fp_table *t, uint64_t x)
+{
+	uint32_t tag = tag_of(x);
+
+	for (size_t i = tag & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+		if (t->slot[i] >> IDX_BITS == tag && t->fp[(t->slot[i] & IDX_MASK) - 1] == x)
 			return true;
 	return false;
 }
 
-static void table_add(struct health *h, uint64_t x)
+static void table_add(const struct fp_table *t, size_t idx)
 {
-	size_t i = slot_of(x);
+	uint32_t tag = tag_of(t->fp[idx]);
+	size_t i = tag & t->mask;
 
-	while (h->table[i])
-		i = (i + 1) & (HEALTH_TABLE - 1);
-	h->table[i] = x;
+	while (t->slot[i])
+		i = (i + 1) & t->mask;
+	t->slot[i] = tag << IDX_BITS | (uint32_t)(idx + 1);
 }
 
-/* Remove x (present), shifting back the entries after it (Knuth 6.4, algorithm R). */
-static void table_del(struct health *h, uint64_t x)
+/* Remove index idx (present), shifting back the entries after it (Knuth 6.4, algorithm R). */
+static void table_del(const struct fp_table *t, size_t idx)
 {
-	size_t i = slot_of(x), j;
+	size_t i = tag_of(t->fp[idx]) & t->mask, j;
 
-	while (h->table[i] != x)
-		i = (i + 1) & (HEALTH_TABLE - 1);
+	while ((t->slot[i] & IDX_MASK) != idx + 1)
+		i = (i + 1) & t->mask;
 	for (j = i;;) {
 		size_t home;
 
-		h->table[i] = 0;
+		t->slot[i] = 0;
 		do {
-			j = (j + 1) & (HEALTH_TABLE - 1);
-			if (!h->table[j])
+			j = (j + 1) & t->mask;
+			if (!t->slot[j])
 				return;
-			home = slot_of(h->table[j]);
+			home = (t->slot[j] >> IDX_BITS) & t->mask;
 			/* j's entry may move to i unless its home lies cyclically in (i, j] */
 		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
-		h->table[i] = h->table[j];
+		t->slot[i] = t->slot[j];
 		i = j;
 	}
 }
 
 unsigned int health_test_block(struct health *h, const uint8_t *block, size_t len)
 {
-	uint64_t x = block_hash(h->key, block, len);
+	const struct fp_table blocks = { h->table, HEALTH_TABLE - 1, h->hist };
+	const struct fp_table anch = { h->atable, HEALTH_ATABLE - 1, h->afp };
+	uint16_t chunk[HEALTH_ANCHOR_QUERY + 1];
+	uint64_t fp[HEALTH_ANCHOR_QUERY];
+	size_t n_chunk, n, keep;
+	uint64_t x = block_hash(h->key, block, len, h->anchor, chunk, &n_chunk);
 	unsigned int res = test_90b(block, len);
 
-	x = x ? x : 1;
-	if (table_has(h, x))
+	n = anchors(h, block, len, chunk, n_chunk, fp);
+	keep = n;
+
+	if (table_has(&blocks, x))
 		return res | HEALTH_REPEATED;
-	if (h->n_hist == HEALTH_HISTORY)
-		table_del(h, h->hist[h->next]);
-	else
+	for (size_t i = 0; i < n; i++)
+		if (table_has(&anch, fp[i]))
+			return res | HEALTH_REPEATED;
+	if (h->n_hist == HEALTH_HISTORY) {
+		/* the oldest block leaves, with its anchors (the oldest in afp) */
+		for (unsigned int k = h->n_anchors[h->next]; k > 0; k--) {
+			table_del(&anch, (h->a_next + HEALTH_ANCHORS - h->a_count) % HEALTH_ANCHORS);
+			h->a_count--;
+		}
+		table_del(&blocks, h->next);
+	} else {
 		h->n_hist++;
+	}
 	h->hist[h->next] = x;
+	table_add(&blocks, h->next);
+	if (keep > HEALTH_ANCHOR_KEEP)
+		keep = HEALTH_ANCHOR_KEEP;
+	h->n_anchors[h->next] = (uint8_t)keep;
 	h->next = (h->next + 1) % HEALTH_HISTORY;
-	table_add(h, x);
+	/* at most HEALTH_ANCHOR_KEEP per block in the history: afp never overflows */
+	for (size_t i = 0; i < keep; i++) {
+		h->afp[h->a_next] = fp[i];
+		table_add(&anch, h->a_next);
+		h->a_next = (h->a_next + 1) % HEALTH_ANCHORS;
+		h->a_count++;
+	}
 	return res;
 }
