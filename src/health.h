@@ -20,8 +20,8 @@
  *    then). A block without any anchor (p ~ 6e-5 for random data; data without byte A)
  *    has the whole-block hash alone. A block sharing one anchored window with a recent
  *    block is a replay too: a near copy is not new data.
- *    Memory: about 153 KiB per source name (struct health): 96 KiB of anchor
- *    fingerprints, 32 KiB of their table, 8 + 4 KiB for the block hashes.
+ *    Memory: 177 KiB per source name (struct health; 24 KiB before anchors): 96 KiB of
+ *    anchor fingerprints, 64 KiB of their table, 17 KiB for the block hashes and counts.
  *  - SP 800-90B §4.4's two continuous tests on bytes, with the cut-offs for an assessed
  *    min-entropy of H = 1 bit per byte and alpha = 2^-20: the Repetition Count Test (a
  *    byte repeated HEALTH_RCT_CUTOFF times in a row) and the Adaptive Proportion Test
