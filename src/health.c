@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "health.h"
 
@@ -54,38 +57,83 @@ static inline uint64_t zero_bytes(uint64_t x)
 	return ~(((x & low7) + low7) | x | low7);
 }
 
+/* Bit k set where p[k] == a, for the 16 bytes from p (w0, w1: the same as words). */
+static inline unsigned int eq_mask16(const uint8_t *p, uint64_t w0, uint64_t w1, uint8_t a)
+{
+#ifdef __SSE2__
+	__m128i v = _mm_loadu_si128((const __m128i *)p);
+
+	(void)w0;
+	(void)w1;
+	return (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)a)));
+#else
+	const uint64_t pat = a * 0x0101010101010101ull, gather = 0x0102040810204080ull;
+
+	(void)p;
+	return (unsigned int)(((zero_bytes(w0 ^ pat) >> 7) * gather) >> 56) |
+	       (unsigned int)(((zero_bytes(w1 ^ pat) >> 7) * gather) >> 56) << 8;
+#endif
+}
+
+#define WHERE_WORDS (HEALTH_ANCHOR_SPAN / 64) /* at most 64 */
+
 /*
  * A keyed multiply-mix hash (wyhash-style): two 64-bit words per multiplication. Not a
  * cryptographic hash: it tells equal blocks from different ones, with collisions at
  * 2^-64 for blocks nobody chose to collide; the random key keeps a writer from choosing.
- * The same pass notes the 16-byte chunks that hold the anchor byte a (in chunk[], up to
- * HEALTH_ANCHOR_QUERY of them: *n_chunk), without a branch: the hash is a chain of
- * multiplications, the compares fill the idle units beside it.
+ * Four lanes, each its own chain over every fourth 16-byte chunk (a single chain waits
+ * for each multiplication: four take a quarter of the time), each started differently
+ * and joined in order, so that chunks swapped between lanes hash differently.
+ * The same pass notes where the block's bytes equal a, beside the multiplications: bit k
+ * of where[g] for byte 64 * g + k, in the first HEALTH_ANCHOR_SPAN bytes (not in a last
+ * partial 16 bytes: those start no anchor window); bit g of where[WHERE_WORDS] when
+ * where[g] may be non-zero (one branch per group with anchors, not per group).
  */
 static uint64_t block_hash(const uint64_t key[2], const uint8_t *p, size_t len, uint8_t a,
-			   uint16_t *chunk, size_t *n_chunk)
+			   uint64_t *where)
 {
 	const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
-	const uint64_t pat = a * 0x0101010101010101ull;
-	uint64_t h = key[0] ^ mix(len ^ k0, key[1] ^ k1);
-	size_t i = 0, n = 0;
+	uint64_t h[4], r;
+	size_t i = 0;
 
+	where[WHERE_WORDS] = 0;
+	for (int l = 0; l < 4; l++)
+		h[l] = key[0] ^ mix((len + (uint64_t)l) ^ k0, key[1] ^ k1);
+	for (; i + 64 <= len; i += 64) {
+		uint64_t m = 0;
+
+		for (int l = 0; l < 4; l++) {
+			uint64_t w0 = load64(p + i + 16 * l), w1 = load64(p + i + 16 * l + 8);
+
+			h[l] = mix(w0 ^ k1 ^ h[l], w1 ^ key[1]);
+			m |= (uint64_t)eq_mask16(p + i + 16 * l, w0, w1, a) << (16 * l);
+		}
+		if (i / 64 < WHERE_WORDS) {
+			where[i / 64] = m;
+			where[WHERE_WORDS] |= (uint64_t)(m != 0) << (i / 64);
+		}
+	}
+	if (i + 16 <= len && i / 64 < WHERE_WORDS) {
+		where[i / 64] = 0;
+		where[WHERE_WORDS] |= 1ull << (i / 64); /* perhaps empty: anchors() copes */
+	}
 	for (; i + 16 <= len; i += 16) {
 		uint64_t w0 = load64(p + i), w1 = load64(p + i + 8);
 
-		h = mix(w0 ^ k1 ^ h, w1 ^ key[1]);
-		chunk[n] = (uint16_t)(i / 16);
-		n += ((zero_bytes(w0 ^ pat) | zero_bytes(w1 ^ pat)) != 0) &
-		     (n < HEALTH_ANCHOR_QUERY);
+		h[0] = mix(w0 ^ k1 ^ h[0], w1 ^ key[1]);
+		if (i / 64 < WHERE_WORDS)
+			where[i / 64] |= (uint64_t)eq_mask16(p + i, w0, w1, a) << (i % 64);
 	}
-	*n_chunk = n;
 	if (i < len) {
 		uint8_t tail[16] = { 0 };
 
 		memcpy(tail, p + i, len - i);
-		h = mix(load64(tail) ^ k1 ^ h, load64(tail + 8) ^ key[1]);
+		h[0] = mix(load64(tail) ^ k1 ^ h[0], load64(tail + 8) ^ key[1]);
 	}
-	return mix(h ^ k0, h ^ key[0] ^ k1);
+	r = h[0];
+	for (int l = 1; l < 4; l++)
+		r = mix(r ^ k0, h[l] ^ key[0]);
+	return mix(r ^ k0, r ^ key[0] ^ k1);
 }
 
 /* Whether the 8 bytes of w are all equal. */
@@ -158,27 +206,23 @@ static inline uint64_t window_hash(const uint64_t akey[4], const uint8_t *p)
 }
 
 /*
- * The fingerprints of the first HEALTH_ANCHOR_QUERY anchors of a block (in the chunks
- * block_hash() found; a byte in the last partial chunk cannot start a window), in fp:
- * their number.
+ * The fingerprints of the first HEALTH_ANCHOR_QUERY anchors of a block (where block_hash()
+ * found the anchor byte), in fp: their number.
  */
 static size_t anchors(const struct health *h, const uint8_t *p, size_t len,
-		      const uint16_t *chunk, size_t n_chunk, uint64_t *fp)
+		      const uint64_t *where, uint64_t *fp)
 {
-	const uint64_t pat = h->anchor * 0x0101010101010101ull;
 	size_t n = 0;
 
-	for (size_t c = 0; c < n_chunk; c++) {
-		for (size_t at = (size_t)chunk[c] * 16; at < (size_t)chunk[c] * 16 + 16; at += 8) {
-			uint64_t m = zero_bytes(load64(p + at) ^ pat);
+	for (uint64_t groups = where[WHERE_WORDS]; groups; groups &= groups - 1) {
+		size_t g = (size_t)__builtin_ctzll(groups);
 
-			for (; m; m &= m - 1) {
-				size_t i = at + (size_t)__builtin_ctzll(m) / 8;
+		for (uint64_t m = where[g]; m; m &= m - 1) {
+			size_t i = g * 64 + (size_t)__builtin_ctzll(m);
 
-				if (i + HEALTH_ANCHOR_WIN > len || n == HEALTH_ANCHOR_QUERY)
-					return n;
-				fp[n++] = window_hash(h->akey, p + i);
-			}
+			if (i + HEALTH_ANCHOR_WIN > len || n == HEALTH_ANCHOR_QUERY)
+				return n;
+			fp[n++] = window_hash(h->akey, p + i);
 		}
 	}
 	return n;
@@ -254,28 +298,85 @@ static void table_del(const struct fp_table *t, size_t idx)
 	}
 }
 
+/*
+ * The anchors' table: HEALTH_ABUCKETS buckets of HEALTH_ASLOTS slots (the same tag | index
+ * entries), a fingerprint in the bucket its tag names. A lookup reads one bucket and
+ * compares its tags at once, no probing, no branch to mispredict but on a probable match.
+ * A full bucket drops the new fingerprint (2 a bucket on average: p ~ 1e-3; that anchor is
+ * then not remembered).
+ */
+static inline uint32_t *bucket_of(struct health *h, uint32_t tag)
+{
+	return h->atable[tag & (HEALTH_ABUCKETS - 1)];
+}
+
+static bool anchor_seen(struct health *h, uint64_t x)
+{
+	uint32_t tag = tag_of(x), *b = bucket_of(h, tag);
+	unsigned int hit = 0;
+
+#if defined(__SSE2__) && HEALTH_ASLOTS == 8
+	const __m128i t = _mm_set1_epi32((int)tag);
+	__m128i e0 = _mm_loadu_si128((const __m128i *)b);
+	__m128i e1 = _mm_loadu_si128((const __m128i *)(b + 4));
+
+	hit = (unsigned int)_mm_movemask_ps(_mm_castsi128_ps(
+		      _mm_cmpeq_epi32(_mm_srli_epi32(e0, IDX_BITS), t))) |
+	      (unsigned int)_mm_movemask_ps(_mm_castsi128_ps(
+		      _mm_cmpeq_epi32(_mm_srli_epi32(e1, IDX_BITS), t))) << 4;
+#else
+	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
+		hit |= (unsigned int)(b[k] >> IDX_BITS == tag) << k;
+#endif
+	/* a free slot (0) matches tag 0 */
+	for (; hit; hit &= hit - 1) {
+		uint32_t e = b[__builtin_ctz(hit)];
+
+		if (e && h->afp[(e & IDX_MASK) - 1] == x)
+			return true;
+	}
+	return false;
+}
+
+static void anchor_add(struct health *h, size_t idx)
+{
+	uint32_t tag = tag_of(h->afp[idx]), *b = bucket_of(h, tag);
+
+	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
+		if (!b[k]) {
+			b[k] = tag << IDX_BITS | (uint32_t)(idx + 1);
+			return;
+		}
+}
+
+static void anchor_del(struct health *h, size_t idx)
+{
+	uint32_t *b = bucket_of(h, tag_of(h->afp[idx]));
+
+	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
+		if ((b[k] & IDX_MASK) == idx + 1)
+			b[k] = 0;
+}
+
 unsigned int health_test_block(struct health *h, const uint8_t *block, size_t len)
 {
 	const struct fp_table blocks = { h->table, HEALTH_TABLE - 1, h->hist };
-	const struct fp_table anch = { h->atable, HEALTH_ATABLE - 1, h->afp };
-	uint16_t chunk[HEALTH_ANCHOR_QUERY + 1];
-	uint64_t fp[HEALTH_ANCHOR_QUERY];
-	size_t n_chunk, n, keep;
-	uint64_t x = block_hash(h->key, block, len, h->anchor, chunk, &n_chunk);
+	uint64_t where[WHERE_WORDS + 1], fp[HEALTH_ANCHOR_QUERY];
+	size_t n, keep;
+	uint64_t x = block_hash(h->key, block, len, h->anchor, where);
 	unsigned int res = test_90b(block, len);
 
-	n = anchors(h, block, len, chunk, n_chunk, fp);
-	keep = n;
+	n = anchors(h, block, len, where, fp);
 
 	if (table_has(&blocks, x))
 		return res | HEALTH_REPEATED;
 	for (size_t i = 0; i < n; i++)
-		if (table_has(&anch, fp[i]))
+		if (anchor_seen(h, fp[i]))
 			return res | HEALTH_REPEATED;
 	if (h->n_hist == HEALTH_HISTORY) {
 		/* the oldest block leaves, with its anchors (the oldest in afp) */
 		for (unsigned int k = h->n_anchors[h->next]; k > 0; k--) {
-			table_del(&anch, (h->a_next + HEALTH_ANCHORS - h->a_count) % HEALTH_ANCHORS);
+			anchor_del(h, (h->a_next + HEALTH_ANCHORS - h->a_count) % HEALTH_ANCHORS);
 			h->a_count--;
 		}
 		table_del(&blocks, h->next);
@@ -284,14 +385,16 @@ unsigned int health_test_block(struct health *h, const uint8_t *block, size_t le
 	}
 	h->hist[h->next] = x;
 	table_add(&blocks, h->next);
-	if (keep > HEALTH_ANCHOR_KEEP)
-		keep = HEALTH_ANCHOR_KEEP;
+	/* the first and the last anchor (health.h); the one if the block has one */
+	keep = n < HEALTH_ANCHOR_KEEP ? n : HEALTH_ANCHOR_KEEP;
+	if (keep == 2)
+		fp[1] = fp[n - 1];
 	h->n_anchors[h->next] = (uint8_t)keep;
 	h->next = (h->next + 1) % HEALTH_HISTORY;
-	/* at most HEALTH_ANCHOR_KEEP per block in the history: afp never overflows */
+	/* HEALTH_ANCHOR_KEEP per block at most in the history: afp never overflows */
 	for (size_t i = 0; i < keep; i++) {
 		h->afp[h->a_next] = fp[i];
-		table_add(&anch, h->a_next);
+		anchor_add(h, h->a_next);
 		h->a_next = (h->a_next + 1) % HEALTH_ANCHORS;
 		h->a_count++;
 	}

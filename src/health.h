@@ -10,18 +10,23 @@
  *    Whole-block hashes only match a repeat shifted by a multiple of the block size; a
  *    repeat with any other period (a reader that lost its place, a device that repeats
  *    every 2496 bytes) is caught by anchors: the positions i of a block where the byte is
- *    the key-derived value A and the HEALTH_ANCHOR_WIN bytes from i lie in the block. The
- *    anchors depend on the data only, not on where a block starts, so a shifted copy has
- *    the same anchors with the same windows (those not cut by a block edge); each window's
- *    keyed 64-bit hash is its fingerprint. A block any of whose fingerprints (its first
- *    HEALTH_ANCHOR_QUERY) is in the history is replayed; a block keeps its first
- *    HEALTH_ANCHOR_KEEP in the history. A random block has about 9.5 anchors (2469 / 256),
- *    a shifted copy misses all of them with p ~ e^-9.3 ~ 1e-4 (the next block is caught
- *    then). A block without any anchor (p ~ 6e-5 for random data; data without byte A)
- *    has the whole-block hash alone. A block sharing one anchored window with a recent
- *    block is a replay too: a near copy is not new data.
- *    Memory: 177 KiB per source name (struct health; 24 KiB before anchors): 96 KiB of
- *    anchor fingerprints, 64 KiB of their table, 17 KiB for the block hashes and counts.
+ *    A, a per-process value derived from the key, and the HEALTH_ANCHOR_WIN bytes from i lie
+ *    in the block. Anchors depend on the data only, not on where a block starts, so a
+ *    shifted copy has the same anchors with the same windows (but those cut by a block
+ *    edge); each window's keyed 64-bit hash is its fingerprint. A secret A and key: a
+ *    writer can neither aim at anchors nor avoid them. A block is replayed if any of its
+ *    anchors' fingerprints (its first HEALTH_ANCHOR_QUERY) is in the history; it leaves
+ *    there those of its first and its last anchor. That is enough: a block made of the
+ *    tail of history block X (from s) and the head of the next one Y holds X's last anchor
+ *    if X has any in [s, 2500 - W], else Y's first if Y has any in [0, s - W]; it escapes
+ *    only without either, p ~ e^-(2436 / 256) ~ 7e-5 for random data (the next block is
+ *    caught then, the same way), or if that fingerprint was dropped from a full bucket of
+ *    the table (p ~ 1e-3). A random block has about 9.5 anchors (2469 / 256); one without
+ *    any (p ~ 7e-5; data without the byte A) has its whole-block hash alone. A block that
+ *    shares an anchored window with a recent block is replayed too: a near copy (a bit
+ *    flipped) is not new data.
+ *    Memory: about 52 KiB per source name (struct health; 24 KiB before the anchors):
+ *    16 KiB of anchor fingerprints, 32 KiB of their table, 4 KiB for the rest.
  *  - SP 800-90B §4.4's two continuous tests on bytes, with the cut-offs for an assessed
  *    min-entropy of H = 1 bit per byte and alpha = 2^-20: the Repetition Count Test (a
  *    byte repeated HEALTH_RCT_CUTOFF times in a row) and the Adaptive Proportion Test
@@ -31,11 +36,12 @@
  *    false alarms.
  * False positives on a perfect source, per block: repeated block 1024 * 2^-64 ~ 6e-17
  * (hash collision; two equal 2500-byte random blocks: 2^-20000); anchors about
- * 9.5 * 9700 * 2^-64 ~ 5e-15 (a fingerprint collision among the ~9.5 of the block and the
- * ~9700 of the history; at most 32 * 12288 * 2^-64 ~ 2e-14; two equal random windows:
- * 2^-248), that is one false replay in about 150 years at 100 MB/s, and it costs one
- * block and a back-off (asking for two matching anchors instead would make that ~1e-27,
- * but let a shifted copy through with p ~ 1e-3 instead of 1e-4: one is enough);
+ * 9.5 * 2048 * 2^-64 ~ 1e-15 (a fingerprint collision between the ~9.5 of the block and
+ * the 2048 of the history; at most 32 * 2048 * 2^-64 ~ 4e-15; two equal random windows:
+ * 2^-248), that is one false replay in about 800 years at 100 MB/s, costing one block
+ * and a back-off. Asking for two matching anchors would make that negligible, but two
+ * matches need more than the first and last anchor of each block in the history (more
+ * memory and time) or let most shifted copies through: one is enough;
  * RCT about 2500 * 2^-160; APT below 10^-700.
  */
 #ifndef RNGD_HEALTH_H
@@ -49,23 +55,25 @@
 #define HEALTH_TABLE 2048     /* their hashes' lookup table (a power of two, >= 2 * HISTORY) */
 #define HEALTH_ANCHOR_WIN 32  /* bytes of data an anchor's fingerprint covers */
 #define HEALTH_ANCHOR_QUERY 32 /* anchors of a block looked up, at most */
-#define HEALTH_ANCHOR_KEEP 12 /* anchors of a block remembered, at most */
-#define HEALTH_ANCHORS (HEALTH_HISTORY * HEALTH_ANCHOR_KEEP) /* 12288: never overflows */
-#define HEALTH_ATABLE 16384   /* their lookup table (a power of two, > HEALTH_ANCHORS) */
+#define HEALTH_ANCHOR_SPAN 4096 /* anchors start in a block's first bytes (a multiple of 64) */
+#define HEALTH_ANCHOR_KEEP 2  /* anchors of a block remembered: its first and last */
+#define HEALTH_ANCHORS (HEALTH_HISTORY * HEALTH_ANCHOR_KEEP) /* 2048: never overflows */
+#define HEALTH_ABUCKETS 1024  /* their lookup table's buckets (a power of two) */
+#define HEALTH_ASLOTS 8       /* of this many fingerprints */
 #define HEALTH_RCT_CUTOFF 21  /* 1 + ceil(20 / H), H = 1 (SP 800-90B §4.4.1) */
 #define HEALTH_APT_WINDOW 512 /* non-binary window (SP 800-90B §4.4.2) */
 #define HEALTH_APT_CUTOFF 410 /* H = 1, alpha = 2^-20 (SP 800-90B §4.4.2, table 2) */
 
 /* Verdicts of health_test_block(), as bits. */
 enum {
-	HEALTH_REPEATED = 1u << 0, /* the same block was seen in the history */
+	HEALTH_REPEATED = 1u << 0, /* the block, or an anchored window of it, is in the history */
 	HEALTH_RCT = 1u << 1,	   /* repetition count test failed */
 	HEALTH_APT = 1u << 2,	   /* adaptive proportion test failed */
 };
 
 /*
- * The tables hold 1 + an index into hist or afp (0: free slot): a table of indices is a
- * quarter of one of hashes, and holds equal hashes without harm.
+ * The tables hold the top bits of a hash over 1 + its index in hist or afp (0: a free
+ * slot): half the size of a table of hashes, and equal hashes do no harm.
  */
 struct health {
 	uint64_t key[2];		     /* hash key, random per process */
@@ -77,7 +85,7 @@ struct health {
 	uint32_t table[HEALTH_TABLE];
 	uint64_t afp[HEALTH_ANCHORS];	     /* a FIFO: oldest at a_next - a_count */
 	size_t a_count, a_next;
-	uint32_t atable[HEALTH_ATABLE];
+	uint32_t atable[HEALTH_ABUCKETS][HEALTH_ASLOTS];
 };
 
 /*
