@@ -25,8 +25,8 @@
  *    any (p ~ 7e-5; data without the byte A) has its whole-block hash alone. A block that
  *    shares an anchored window with a recent block is replayed too: a near copy (a bit
  *    flipped) is not new data.
- *    Memory: about 52 KiB per source name (struct health; 24 KiB before the anchors):
- *    16 KiB of anchor fingerprints, 32 KiB of their table, 4 KiB for the rest.
+ *    Memory: 65 KiB per source name (struct health; 24 KiB before the anchors): 16 KiB
+ *    of anchor fingerprints, 32 KiB of their table, 17 KiB of block hashes and the rest.
  *  - SP 800-90B §4.4's two continuous tests on bytes, with the cut-offs for an assessed
  *    min-entropy of H = 1 bit per byte and alpha = 2^-20: the Repetition Count Test (a
  *    byte repeated HEALTH_RCT_CUTOFF times in a row) and the Adaptive Proportion Test
