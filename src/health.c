@@ -75,15 +75,17 @@ static inline unsigned int eq_mask16(const uint8_t *p, uint64_t w0, uint64_t w1,
 #endif
 }
 
-#define WHERE_WORDS (HEALTH_ANCHOR_SPAN / 64) /* at most 64 */
+#define WHERE_WORDS (HEALTH_ANCHOR_SPAN / 64)
+_Static_assert(WHERE_WORDS <= 64, "a bit of where[WHERE_WORDS] for each word");
 
 /*
  * A keyed multiply-mix hash (wyhash-style): two 64-bit words per multiplication. Not a
  * cryptographic hash: it tells equal blocks from different ones, with collisions at
  * 2^-64 for blocks nobody chose to collide; the random key keeps a writer from choosing.
- * Four lanes, each its own chain over every fourth 16-byte chunk (a single chain waits
- * for each multiplication: four take a quarter of the time), each started differently
- * and joined in order, so that chunks swapped between lanes hash differently.
+ * Four lanes, each its own chain over every fourth 16-byte chunk (the multiplications of
+ * four chains overlap; the time saved pays for the anchor search in the same loop), each
+ * started differently and joined in order, so that chunks swapped between lanes hash
+ * differently.
  * The same pass notes where the block's bytes equal a, beside the multiplications: bit k
  * of where[g] for byte 64 * g + k, in the first HEALTH_ANCHOR_SPAN bytes (not in a last
  * partial 16 bytes: those start no anchor window); bit g of where[WHERE_WORDS] when
@@ -230,11 +232,10 @@ static size_t anchors(const struct health *h, const uint8_t *p, size_t len,
 
 /*
  * The history: FIFOs of the last HEALTH_HISTORY block hashes and of their anchors'
- * fingerprints, each with an open addressing table (linear probing; at most half full for
- * the blocks, at most three quarters for the anchors, about 60 % with random data) of
- * 1 + the index of each entry, to find a hash in a probe or a few. A table of indices is
- * a quarter the size of one of hashes, and equal hashes (a block whose window recurs in
- * it) do no harm: an entry is removed by its index.
+ * fingerprints (afp: each block's, oldest first, n_anchors[] of them), each with a table
+ * of 1 + the index of each entry. The blocks' is open addressing (linear probing, at most
+ * half full: a hash in a probe or two); an entry is removed by its index, so equal
+ * hashes would do no harm.
  */
 struct fp_table {
 	uint32_t *slot;
@@ -248,6 +249,9 @@ struct fp_table {
  * the FIFO, which only a probable match reads.
  */
 #define IDX_BITS 14
+_Static_assert(HEALTH_HISTORY < (1u << IDX_BITS) && HEALTH_ANCHORS < (1u << IDX_BITS),
+	       "1 + an index fits in IDX_BITS");
+_Static_assert(HEALTH_ANCHOR_KEEP == 2, "the first and the last anchor");
 #define IDX_MASK ((1u << IDX_BITS) - 1)
 
 static inline uint32_t tag_of(uint64_t x)

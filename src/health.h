@@ -15,8 +15,9 @@
  *    shifted copy has the same anchors with the same windows (but those cut by a block
  *    edge); each window's keyed 64-bit hash is its fingerprint. A secret A and key: a
  *    writer can neither aim at anchors nor avoid them. A block is replayed if any of its
- *    anchors' fingerprints (its first HEALTH_ANCHOR_QUERY) is in the history; it leaves
- *    there those of its first and its last anchor. That is enough: a block made of the
+ *    anchors' fingerprints (its first HEALTH_ANCHOR_QUERY, in its first HEALTH_ANCHOR_SPAN
+ *    bytes) is in the history; it leaves there those of its first and its last anchor (of
+ *    those: a block dense in A, 32 anchors or more, p ~ 1e-8 at random, keeps the 32nd). That is enough: a block made of the
  *    tail of history block X (from s) and the head of the next one Y holds X's last anchor
  *    if X has any in [s, 2500 - W], else Y's first if Y has any in [0, s - W]; it escapes
  *    only without either, p ~ e^-(2436 / 256) ~ 7e-5 for random data (the next block is
