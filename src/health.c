@@ -4,6 +4,9 @@
 
 #include <stdbool.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "health.h"
 
@@ -26,6 +29,9 @@ void health_init(struct health *h, const uint64_t key[2])
 	memset(h, 0, sizeof(*h));
 	h->key[0] = spread(key[0]);
 	h->key[1] = spread(key[1] ^ h->key[0]);
+	for (int i = 0; i < 4; i++)
+		h->akey[i] = spread(h->key[1] + (uint64_t)i + 1);
+	h->anchor = (uint8_t)spread(h->key[0] + h->key[1]);
 }
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
@@ -43,26 +49,93 @@ static inline uint64_t load64(const uint8_t *p)
 	return v;
 }
 
+/* The high bit of each byte of x that is zero, only those (no borrow between bytes). */
+static inline uint64_t zero_bytes(uint64_t x)
+{
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+
+	return ~(((x & low7) + low7) | x | low7);
+}
+
+/* Bit k set where p[k] == a, for the 16 bytes from p (w0, w1: the same as words). */
+static inline unsigned int eq_mask16(const uint8_t *p, uint64_t w0, uint64_t w1, uint8_t a)
+{
+#ifdef __SSE2__
+	__m128i v = _mm_loadu_si128((const __m128i *)p);
+
+	(void)w0;
+	(void)w1;
+	return (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)a)));
+#else
+	const uint64_t pat = a * 0x0101010101010101ull, gather = 0x0102040810204080ull;
+
+	(void)p;
+	return (unsigned int)(((zero_bytes(w0 ^ pat) >> 7) * gather) >> 56) |
+	       (unsigned int)(((zero_bytes(w1 ^ pat) >> 7) * gather) >> 56) << 8;
+#endif
+}
+
+#define WHERE_WORDS (HEALTH_ANCHOR_SPAN / 64)
+_Static_assert(WHERE_WORDS <= 64, "a bit of where[WHERE_WORDS] for each word");
+
 /*
  * A keyed multiply-mix hash (wyhash-style): two 64-bit words per multiplication. Not a
  * cryptographic hash: it tells equal blocks from different ones, with collisions at
  * 2^-64 for blocks nobody chose to collide; the random key keeps a writer from choosing.
+ * Four lanes, each its own chain over every fourth 16-byte chunk (the multiplications of
+ * four chains overlap; the time saved pays for the anchor search in the same loop), each
+ * started differently and joined in order, so that chunks swapped between lanes hash
+ * differently.
+ * The same pass notes where the block's bytes equal a, beside the multiplications: bit k
+ * of where[g] for byte 64 * g + k, in the first HEALTH_ANCHOR_SPAN bytes (not in a last
+ * partial 16 bytes: those start no anchor window); bit g of where[WHERE_WORDS] when
+ * where[g] may be non-zero (one branch per group with anchors, not per group).
  */
-static uint64_t block_hash(const uint64_t key[2], const uint8_t *p, size_t len)
+static uint64_t block_hash(const uint64_t key[2], const uint8_t *p, size_t len, uint8_t a,
+			   uint64_t *where)
 {
 	const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
-	uint64_t h = key[0] ^ mix(len ^ k0, key[1] ^ k1);
+	uint64_t h[4], r;
 	size_t i = 0;
 
-	for (; i + 16 <= len; i += 16)
-		h = mix(load64(p + i) ^ k1 ^ h, load64(p + i + 8) ^ key[1]);
+	where[WHERE_WORDS] = 0;
+	for (int l = 0; l < 4; l++)
+		h[l] = key[0] ^ mix((len + (uint64_t)l) ^ k0, key[1] ^ k1);
+	for (; i + 64 <= len; i += 64) {
+		uint64_t m = 0;
+
+		for (int l = 0; l < 4; l++) {
+			uint64_t w0 = load64(p + i + 16 * l), w1 = load64(p + i + 16 * l + 8);
+
+			h[l] = mix(w0 ^ k1 ^ h[l], w1 ^ key[1]);
+			m |= (uint64_t)eq_mask16(p + i + 16 * l, w0, w1, a) << (16 * l);
+		}
+		if (i / 64 < WHERE_WORDS) {
+			where[i / 64] = m;
+			where[WHERE_WORDS] |= (uint64_t)(m != 0) << (i / 64);
+		}
+	}
+	if (i + 16 <= len && i / 64 < WHERE_WORDS) {
+		where[i / 64] = 0;
+		where[WHERE_WORDS] |= 1ull << (i / 64); /* perhaps empty: anchors() copes */
+	}
+	for (; i + 16 <= len; i += 16) {
+		uint64_t w0 = load64(p + i), w1 = load64(p + i + 8);
+
+		h[0] = mix(w0 ^ k1 ^ h[0], w1 ^ key[1]);
+		if (i / 64 < WHERE_WORDS)
+			where[i / 64] |= (uint64_t)eq_mask16(p + i, w0, w1, a) << (i % 64);
+	}
 	if (i < len) {
 		uint8_t tail[16] = { 0 };
 
 		memcpy(tail, p + i, len - i);
-		h = mix(load64(tail) ^ k1 ^ h, load64(tail + 8) ^ key[1]);
+		h[0] = mix(load64(tail) ^ k1 ^ h[0], load64(tail + 8) ^ key[1]);
 	}
-	return mix(h ^ k0, h ^ key[0] ^ k1);
+	r = h[0];
+	for (int l = 1; l < 4; l++)
+		r = mix(r ^ k0, h[l] ^ key[0]);
+	return mix(r ^ k0, r ^ key[0] ^ k1);
 }
 
 /* Whether the 8 bytes of w are all equal. */
@@ -124,69 +197,210 @@ static unsigned int test_90b(const uint8_t *p, size_t len)
 }
 
 /*
- * The history: a FIFO of the last HEALTH_HISTORY hashes, and the same hashes in an open
- * addressing table (linear probing, half full at most) to find one in a probe or two.
- * 0 marks a free slot; a hash that is 0 is stored as 1 (a 2^-64 blur).
+ * An anchor's fingerprint: the keyed multiply-mix of block_hash() over its 32-byte window.
+ * The key is secret, so is A: a writer can neither aim at nor steer clear of anchors.
  */
-static size_t slot_of(uint64_t x)
+static inline uint64_t window_hash(const uint64_t akey[4], const uint8_t *p)
 {
-	return (size_t)(x ^ (x >> 32)) & (HEALTH_TABLE - 1);
+	uint64_t h = mix(load64(p) ^ akey[0], load64(p + 8) ^ akey[1]);
+
+	return mix(load64(p + 16) ^ akey[2] ^ h, load64(p + 24) ^ akey[3]);
 }
 
-static bool table_has(const struct health *h, uint64_t x)
+/*
+ * The fingerprints of the first HEALTH_ANCHOR_QUERY anchors of a block (where block_hash()
+ * found the anchor byte), in fp: their number.
+ */
+static size_t anchors(const struct health *h, const uint8_t *p, size_t len,
+		      const uint64_t *where, uint64_t *fp)
 {
-	for (size_t i = slot_of(x); h->table[i]; i = (i + 1) & (HEALTH_TABLE - 1))
-		if (h->table[i] == x)
+	size_t n = 0;
+
+	for (uint64_t groups = where[WHERE_WORDS]; groups; groups &= groups - 1) {
+		size_t g = (size_t)__builtin_ctzll(groups);
+
+		for (uint64_t m = where[g]; m; m &= m - 1) {
+			size_t i = g * 64 + (size_t)__builtin_ctzll(m);
+
+			if (i + HEALTH_ANCHOR_WIN > len || n == HEALTH_ANCHOR_QUERY)
+				return n;
+			fp[n++] = window_hash(h->akey, p + i);
+		}
+	}
+	return n;
+}
+
+/*
+ * The history: FIFOs of the last HEALTH_HISTORY block hashes and of their anchors'
+ * fingerprints (afp: each block's, oldest first, n_anchors[] of them), each with a table
+ * of 1 + the index of each entry. The blocks' is open addressing (linear probing, at most
+ * half full: a hash in a probe or two); an entry is removed by its index, so equal
+ * hashes would do no harm.
+ */
+struct fp_table {
+	uint32_t *slot;
+	size_t mask;
+	const uint64_t *fp;
+};
+
+/*
+ * A slot holds the hash's top 18 bits (tag) over 1 + the index (14 bits): the tag gives
+ * the home slot (its low bits) and sorts out nearly all other entries without reading
+ * the FIFO, which only a probable match reads.
+ */
+#define IDX_BITS 14
+_Static_assert(HEALTH_HISTORY < (1u << IDX_BITS) && HEALTH_ANCHORS < (1u << IDX_BITS),
+	       "1 + an index fits in IDX_BITS");
+_Static_assert(HEALTH_ANCHOR_KEEP == 2, "the first and the last anchor");
+#define IDX_MASK ((1u << IDX_BITS) - 1)
+
+static inline uint32_t tag_of(uint64_t x)
+{
+	return (uint32_t)(x >> (64 - (32 - IDX_BITS)));
+}
+
+static bool table_has(const struct fp_table *t, uint64_t x)
+{
+	uint32_t tag = tag_of(x);
+
+	for (size_t i = tag & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+		if (t->slot[i] >> IDX_BITS == tag && t->fp[(t->slot[i] & IDX_MASK) - 1] == x)
 			return true;
 	return false;
 }
 
-static void table_add(struct health *h, uint64_t x)
+static void table_add(const struct fp_table *t, size_t idx)
 {
-	size_t i = slot_of(x);
+	uint32_t tag = tag_of(t->fp[idx]);
+	size_t i = tag & t->mask;
 
-	while (h->table[i])
-		i = (i + 1) & (HEALTH_TABLE - 1);
-	h->table[i] = x;
+	while (t->slot[i])
+		i = (i + 1) & t->mask;
+	t->slot[i] = tag << IDX_BITS | (uint32_t)(idx + 1);
 }
 
-/* Remove x (present), shifting back the entries after it (Knuth 6.4, algorithm R). */
-static void table_del(struct health *h, uint64_t x)
+/* Remove index idx (present), shifting back the entries after it (Knuth 6.4, algorithm R). */
+static void table_del(const struct fp_table *t, size_t idx)
 {
-	size_t i = slot_of(x), j;
+	size_t i = tag_of(t->fp[idx]) & t->mask, j;
 
-	while (h->table[i] != x)
-		i = (i + 1) & (HEALTH_TABLE - 1);
+	while ((t->slot[i] & IDX_MASK) != idx + 1)
+		i = (i + 1) & t->mask;
 	for (j = i;;) {
 		size_t home;
 
-		h->table[i] = 0;
+		t->slot[i] = 0;
 		do {
-			j = (j + 1) & (HEALTH_TABLE - 1);
-			if (!h->table[j])
+			j = (j + 1) & t->mask;
+			if (!t->slot[j])
 				return;
-			home = slot_of(h->table[j]);
+			home = (t->slot[j] >> IDX_BITS) & t->mask;
 			/* j's entry may move to i unless its home lies cyclically in (i, j] */
 		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
-		h->table[i] = h->table[j];
+		t->slot[i] = t->slot[j];
 		i = j;
 	}
 }
 
+/*
+ * The anchors' table: HEALTH_ABUCKETS buckets of HEALTH_ASLOTS slots (the same tag | index
+ * entries), a fingerprint in the bucket its tag names. A lookup reads one bucket and
+ * compares its tags at once, no probing, no branch to mispredict but on a probable match.
+ * A full bucket drops the new fingerprint (2 a bucket on average: p ~ 1e-3; that anchor is
+ * then not remembered).
+ */
+static inline uint32_t *bucket_of(struct health *h, uint32_t tag)
+{
+	return h->atable[tag & (HEALTH_ABUCKETS - 1)];
+}
+
+static bool anchor_seen(struct health *h, uint64_t x)
+{
+	uint32_t tag = tag_of(x), *b = bucket_of(h, tag);
+	unsigned int hit = 0;
+
+#if defined(__SSE2__) && HEALTH_ASLOTS == 8
+	const __m128i t = _mm_set1_epi32((int)tag);
+	__m128i e0 = _mm_loadu_si128((const __m128i *)b);
+	__m128i e1 = _mm_loadu_si128((const __m128i *)(b + 4));
+
+	hit = (unsigned int)_mm_movemask_ps(_mm_castsi128_ps(
+		      _mm_cmpeq_epi32(_mm_srli_epi32(e0, IDX_BITS), t))) |
+	      (unsigned int)_mm_movemask_ps(_mm_castsi128_ps(
+		      _mm_cmpeq_epi32(_mm_srli_epi32(e1, IDX_BITS), t))) << 4;
+#else
+	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
+		hit |= (unsigned int)(b[k] >> IDX_BITS == tag) << k;
+#endif
+	/* a free slot (0) matches tag 0 */
+	for (; hit; hit &= hit - 1) {
+		uint32_t e = b[__builtin_ctz(hit)];
+
+		if (e && h->afp[(e & IDX_MASK) - 1] == x)
+			return true;
+	}
+	return false;
+}
+
+static void anchor_add(struct health *h, size_t idx)
+{
+	uint32_t tag = tag_of(h->afp[idx]), *b = bucket_of(h, tag);
+
+	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
+		if (!b[k]) {
+			b[k] = tag << IDX_BITS | (uint32_t)(idx + 1);
+			return;
+		}
+}
+
+static void anchor_del(struct health *h, size_t idx)
+{
+	uint32_t *b = bucket_of(h, tag_of(h->afp[idx]));
+
+	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
+		if ((b[k] & IDX_MASK) == idx + 1)
+			b[k] = 0;
+}
+
 unsigned int health_test_block(struct health *h, const uint8_t *block, size_t len)
 {
-	uint64_t x = block_hash(h->key, block, len);
+	const struct fp_table blocks = { h->table, HEALTH_TABLE - 1, h->hist };
+	uint64_t where[WHERE_WORDS + 1], fp[HEALTH_ANCHOR_QUERY];
+	size_t n, keep;
+	uint64_t x = block_hash(h->key, block, len, h->anchor, where);
 	unsigned int res = test_90b(block, len);
 
-	x = x ? x : 1;
-	if (table_has(h, x))
+	n = anchors(h, block, len, where, fp);
+
+	if (table_has(&blocks, x))
 		return res | HEALTH_REPEATED;
-	if (h->n_hist == HEALTH_HISTORY)
-		table_del(h, h->hist[h->next]);
-	else
+	for (size_t i = 0; i < n; i++)
+		if (anchor_seen(h, fp[i]))
+			return res | HEALTH_REPEATED;
+	if (h->n_hist == HEALTH_HISTORY) {
+		/* the oldest block leaves, with its anchors (the oldest in afp) */
+		for (unsigned int k = h->n_anchors[h->next]; k > 0; k--) {
+			anchor_del(h, (h->a_next + HEALTH_ANCHORS - h->a_count) % HEALTH_ANCHORS);
+			h->a_count--;
+		}
+		table_del(&blocks, h->next);
+	} else {
 		h->n_hist++;
+	}
 	h->hist[h->next] = x;
+	table_add(&blocks, h->next);
+	/* the first and the last anchor (health.h); the one if the block has one */
+	keep = n < HEALTH_ANCHOR_KEEP ? n : HEALTH_ANCHOR_KEEP;
+	if (keep == 2)
+		fp[1] = fp[n - 1];
+	h->n_anchors[h->next] = (uint8_t)keep;
 	h->next = (h->next + 1) % HEALTH_HISTORY;
-	table_add(h, x);
+	/* HEALTH_ANCHOR_KEEP per block at most in the history: afp never overflows */
+	for (size_t i = 0; i < keep; i++) {
+		h->afp[h->a_next] = fp[i];
+		anchor_add(h, h->a_next);
+		h->a_next = (h->a_next + 1) % HEALTH_ANCHORS;
+		h->a_count++;
+	}
 	return res;
 }
