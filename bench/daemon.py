@@ -78,7 +78,8 @@ def time_cmd(argv, stdin=None):
 
 
 def rngd_pipeline(rngd, files):
-    argv = [rngd, "-f", "-q", "-x", "hwrng", "-x", "via", "-o", "/dev/stdout"]
+    argv = [rngd, "-f", "-q", "-x", "hwrng", "-x", "via", "-x", "rdseed", "-x", "rdrand", "-o",
+            "/dev/stdout"]
     for i, f in enumerate(files):
         argv += ["-O", f"file:in{i}:path:{f}"]
     # Write to a real pipe read by cat, as a user piping tested output would.
@@ -266,8 +267,8 @@ def bench_first(args):
     # The host meters the device (a token bucket of about 1 KiB per 100 ms) and the time a
     # start needs depends on what read it before: each start follows the same read and the
     # same rest, and the daemons take turns. rng-tools5 also reads RDRAND (its "drng"
-    # source, which rngd does not have); "-d 1" leaves it the same device as rngd.
-    runs = {"rngd": [args.rngd, "-f", "-q"],
+    # source); "-d 1" leaves it the same device as rngd, whose rdseed/rdrand are left out.
+    runs = {"rngd": [args.rngd, "-f", "-q", "-x", "rdseed", "-x", "rdrand"],
             SAME_DEVICE_PEER: [PEER_RNGD, "-f", "-d", "1", "-r", "/dev/hwrng"],
             "rng-tools5 rngd (hwrng + RDRAND)": [PEER_RNGD, "-f", "-r", "/dev/hwrng"]}
     res = {name: [] for name in runs}

@@ -138,6 +138,7 @@ def main():
     with open(conf, "w") as f:
         f.write(f"[rngd]\nfeed-interval = 1\nfeed-bytes = 256\nstatus-file = {status}\n"
                 f"status-interval = 1\n[source hwrng]\n[source via]\nenabled = no\n"
+                f"[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n"
                 f"[source file:fast]\npath = {fifo}\nquality = 512\n")
     log = open(f"{t}/rngd.log", "w")
     proc = subprocess.Popen([a.rngd, "-f", "-c", conf], stderr=log)

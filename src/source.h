@@ -60,6 +60,12 @@ struct source_ops {
 	const char *help;		/* one line for -l and -O NAME */
 	bool instances;			/* needs and allows [source NAME:INSTANCE] */
 	bool default_on;		/* enabled without configuration where it probes available */
+	/*
+	 * Optional, with default_on: the name of a driver this one yields to. Where that
+	 * driver probes available this one stays off unless configured (rdrand defers to
+	 * rdseed: the seed-grade instruction is preferred); -l says so.
+	 */
+	const char *defer_to;
 	bool hwrng_family;		/* reads /dev/hwrng: only one such source may be enabled */
 	bool path_may_appear;		/* init's -ENOENT: not created yet, wait for it */
 	unsigned int quality;		/* default credit, bits per 1024 bits */
@@ -152,5 +158,11 @@ bool source_start_failed(const struct source *src);
  */
 int source_counter(struct source *src, const char *name);
 void source_counter_add(struct source *src, int index, uint64_t n);
+/*
+ * Why the read about to return -errno failed, in a few words ("RDRAND output stuck ..."),
+ * for the log line and the status file, which otherwise say strerror(errno). Reader only.
+ */
+void source_read_why(struct source *src, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 #endif

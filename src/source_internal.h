@@ -77,6 +77,7 @@ struct source {
 	bool in_trouble;	/* "source-failed" logged, "source-recovered" not yet */
 	size_t ahead;		/* bytes read into the free slots from the head on */
 	uint64_t ahead_time_ns; /* when the last of them were read */
+	char read_why[128];	/* source_read_why(): why the driver's read failed */
 
 	/*
 	 * The thread's life: the main thread writes thread, thread_started, wake_fd and

@@ -12,7 +12,9 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -86,6 +88,15 @@ void source_counter_add(struct source *src, int index, uint64_t n)
 	    (size_t)index < ARRAY_SIZE(src->st.counters))
 		src->st.counters[index] += n;
 	pthread_mutex_unlock(&src->lock);
+}
+
+void source_read_why(struct source *src, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(src->read_why, sizeof(src->read_why), fmt, ap);
+	va_end(ap);
 }
 
 /* ---- failure window ---- */
@@ -571,7 +582,8 @@ read_error:
 	if (r == -ENODATA)
 		snprintf(why, len, "end of file");
 	else
-		snprintf(why, len, "read: %s", strerror(-r));
+		snprintf(why, len, "read: %s", src->read_why[0] ? src->read_why : strerror(-r));
+	src->read_why[0] = '\0';
 	return r;
 }
 

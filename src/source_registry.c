@@ -171,8 +171,11 @@ int source_print_options(const char *name, FILE *f)
 		return -ENOENT;
 	fprintf(f, "%s%s: %s\n", ops->name, ops->instances ? ":NAME" : "",
 		ops->help ? ops->help : "");
-	fprintf(f, "  default quality %u/1024%s%s\n", ops->quality,
+	fprintf(f, "  default quality %u/1024%s%s%s%s%s\n", ops->quality,
 		ops->default_on ? ", on by default where available" : "",
+		ops->default_on && ops->defer_to ? " and " : "",
+		ops->default_on && ops->defer_to ? ops->defer_to : "",
+		ops->default_on && ops->defer_to ? " is not" : "",
 		ops->hwrng_family ? ", reads /dev/hwrng" : "");
 	for (const struct option_spec *o = ops->options; o && o->key; o++)
 		option_print(o, f);

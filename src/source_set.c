@@ -112,6 +112,30 @@ static int set_add(struct source_set *set, struct source *src)
 	return 0;
 }
 
+static int probe_one(struct source *src, char *why, size_t len);
+
+/*
+ * Whether a default-on driver yields to its defer_to driver here: that one probes available
+ * (a probe is fast and has no side effects). The set's own source of that name is probed
+ * when it has one (its configuration counts), else a fresh one.
+ */
+static bool deferred(struct source_set *set, const struct source_ops *ops)
+{
+	const struct source_ops *to = ops->defer_to ? source_find_driver(ops->defer_to) : NULL;
+	struct source *src, *tmp = NULL;
+	char why[160];
+	bool r;
+
+	if (!to)
+		return false;
+	src = source_set_find(set, to->name);
+	if (!src && !(src = tmp = source_new(to, to->name, NULL)))
+		return true; /* out of memory: leave the weaker source off */
+	r = probe_one(src, why, sizeof(why)) == 0;
+	source_free(tmp);
+	return r;
+}
+
 int source_set_new(struct source_set **ret, const struct conf *conf, char *err, size_t errlen)
 {
 	struct source_set *set = calloc(1, sizeof(*set));
@@ -175,7 +199,7 @@ int source_set_new(struct source_set **ret, const struct conf *conf, char *err, 
 			r = -ENOMEM;
 			goto fail;
 		}
-		src->enabled = !(ops->hwrng_family && family);
+		src->enabled = !(ops->hwrng_family && family) && !deferred(set, ops);
 		if (src->enabled && ops->hwrng_family)
 			family = src;
 	}
@@ -277,6 +301,7 @@ static int probe_one(struct source *src, char *why, size_t len)
 
 static void list_one(struct source *src, bool enabled, FILE *f, int *count)
 {
+	const char *defer;
 	char why[160];
 	int r = probe_one(src, why, sizeof(why));
 
@@ -285,8 +310,12 @@ static void list_one(struct source *src, bool enabled, FILE *f, int *count)
 			enabled ? "" : " (disabled)");
 		return;
 	}
-	fprintf(f, "%s: available, %s (%s%squality %u)\n", src->name,
-		enabled ? "enabled" : "disabled", why, why[0] ? ", " : "", source_quality(src));
+	/* A default-on source left off by defer_to says so ("off by default where ..."). */
+	defer = !enabled && !src->configured && src->ops->default_on ? src->ops->defer_to : NULL;
+	fprintf(f, "%s: available, %s (%s%s%s%s%squality %u)\n", src->name,
+		enabled ? "enabled" : "disabled", defer ? "off by default where " : "",
+		defer ? defer : "", defer ? " is available, " : "", why, why[0] ? ", " : "",
+		source_quality(src));
 	if (enabled)
 		(*count)++;
 }

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,7 @@ struct source {
 	const char *counter_names[8];
 	uint64_t counters[8];
 	size_t n_counters;
+	char read_why[128];
 };
 
 struct source *fake_source_new(const struct source_ops *ops, const char *name,
@@ -188,4 +191,18 @@ void source_counter_add(struct source *src, int index, uint64_t n)
 {
 	if (index >= 0 && (size_t)index < src->n_counters)
 		src->counters[index] += n;
+}
+
+void source_read_why(struct source *src, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(src->read_why, sizeof(src->read_why), fmt, ap);
+	va_end(ap);
+}
+
+const char *fake_source_read_why(const struct source *src)
+{
+	return src->read_why;
 }

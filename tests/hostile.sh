@@ -103,7 +103,7 @@ test_fifo_config() {
 	sleep 60 >"$T/hfifo" &
 	pids+=($!)
 	printf '[source file:h]\npath = %s\n' "$T/hfifo" >"$T/h.conf"
-	"$RNGD" -f -x hwrng -x via -c "$T/h.conf" -o "$T/hout" 2>"$T/h.err" &
+	"$RNGD" -f "${NOSRC[@]}" -c "$T/h.conf" -o "$T/hout" 2>"$T/h.err" &
 	pid=$!
 	pids+=("$pid")
 	wait_until 10 has_line "$T/h.err" "started"
@@ -133,7 +133,7 @@ test_file_read_once() {
 	printf '[source file:idle]\npath = %s\n' "$T/ofifo" >>"$T/o.conf"
 	sleep 60 >"$T/ofifo" &
 	pids+=($!)
-	"$RNGD" -f -x hwrng -x via -c "$T/o.conf" -o "$T/out_o.bin" 2>"$T/o.err" &
+	"$RNGD" -f "${NOSRC[@]}" -c "$T/o.conf" -o "$T/out_o.bin" 2>"$T/o.err" &
 	pid=$!
 	pids+=("$pid")
 	wait_until 10 size_at_least "$T/out_o.bin" $((6 * 2500))

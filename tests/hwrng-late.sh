@@ -38,7 +38,7 @@ lines() { wc -l <"$1"; }
 test_backend_late() {
 	local log=$T/late.log pid back seen ms
 	echo none >"$sys/rng_current"
-	start_logged "$log" 10 "hwrng: waiting" "backend late" -f -x via -O rngd:status-file: || return
+	start_logged "$log" 10 "hwrng: waiting" "backend late" -f "${NOCPU[@]}" -O rngd:status-file: || return
 	sleep 2
 	if ! kill -0 "$pid" 2>/dev/null; then
 		fail "backend late: rngd exited while the backend was none: $(cat "$log")"
@@ -67,7 +67,7 @@ test_dropped() {
 	chmod 755 "$T"
 	printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = 2500\n' >"$conf"
 	chmod 644 "$conf"
-	start_logged "$log" 15 "first injection" "-D nobody" -f -d -R 1 -x via -c "$conf" -D nobody:nogroup || return
+	start_logged "$log" 15 "first injection" "-D nobody" -f -d -R 1 "${NOCPU[@]}" -c "$conf" -D nobody:nogroup || return
 	echo none >"$sys/rng_current"
 	wait_until 10 in_log "$log" "hwrng: waiting" || {
 		fail "-D nobody: no 'waiting' after the switch to none: $(tail -3 "$log")"
@@ -112,7 +112,7 @@ test_dropped() {
 test_reload_blocked() {
 	local log=$T/blk.log conf=$T/blk.conf pid n
 	printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = 2500\n' >"$conf"
-	start_logged "$log" 10 "hwrng: running" "reload while blocked" -f -t -x via -c "$conf" || return
+	start_logged "$log" 10 "hwrng: running" "reload while blocked" -f -t "${NOCPU[@]}" -c "$conf" || return
 	for rs in 2000 2500 2000 2500 2000; do
 		printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = %s\n' "$rs" >"$conf"
 		n=$(grep -c "configuration reloaded" "$log")
@@ -135,7 +135,7 @@ test_reload_blocked() {
 test_failed_start_restores() {
 	local out rc now_cur
 	echo none >"$sys/rng_current"
-	out=$(timeout 20 "$RNGD" -f -x via -O "hwrng:backend:$cur" -O rngd:status-file: \
+	out=$(timeout 20 "$RNGD" -f "${NOCPU[@]}" -O "hwrng:backend:$cur" -O rngd:status-file: \
 		-D no-such-user-here 2>&1)
 	rc=$?
 	now_cur=$(cat "$sys/rng_current")

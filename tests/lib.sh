@@ -51,8 +51,10 @@ wait_until() {
 		sleep 0.1
 	done
 }
-# No default sources, so that only what a test names runs.
-NOSRC=(-x hwrng -x via)
+# The default-on CPU sources, and no default sources at all, so that only what a test names
+# runs.
+NOCPU=(-x via -x rdseed -x rdrand)
+NOSRC=(-x hwrng "${NOCPU[@]}")
 # Start rngd in the background with the arguments after the first four, its stderr in log
 # $1, and wait up to $2 seconds for a line matching $3; sets pid (stopped on exit). When no
 # such line comes, case $4 fails showing the log's start, and 1 is returned.

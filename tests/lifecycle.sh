@@ -338,13 +338,13 @@ test_error_causes() {
 	expect 78 "--check-config with an unknown group" \
 		"$RNGD" --check-config -c "$EMPTY" -D nobody:no-such-group-here
 	expect 1 "ulimit -n 8: EMFILE is a runtime failure, said at the default level" \
-		bash -c "ulimit -n 8; exec timeout 10 '$RNGD' -f -t -x via -O rngd:status-file:"
+		bash -c "ulimit -n 8; exec timeout 10 '$RNGD' -f -t ${NOCPU[*]} -O rngd:status-file:"
 	[[ $out == *"Too many open files"* ]] || fail "ulimit -n 8: the cause is not named: $out"
 	if [ -c /dev/hwrng ] && grep -qv '^none$' /sys/class/misc/hw_random/rng_available 2>/dev/null &&
 		grep -q '[a-z]' /sys/class/misc/hw_random/rng_current 2>/dev/null &&
 		[ "$(cat /sys/class/misc/hw_random/rng_current)" != none ]; then
 		expect 78 "an unknown hwrng backend is a configuration error" \
-			timeout 10 "$RNGD" -f -t -x via -O hwrng:backend:nosuch -O rngd:status-file:
+			timeout 10 "$RNGD" -f -t "${NOCPU[@]}" -O hwrng:backend:nosuch -O rngd:status-file:
 	else
 		skip "unknown hwrng backend: no hwrng with a backend here"
 	fi

@@ -142,9 +142,11 @@ nodevice_checks() {
 		eval 'rngd_log | grep -Eq "waiting: |no usable entropy source"'
 	info "journal: $(rngd_log | grep -E "waiting: |no usable entropy source" | head -1)"
 
-	# No source at all (hwrng left out; no VIA CPU): exit 66, inactive, not failed.
+	# No source at all (hwrng and the CPU's RDSEED/RDRAND left out; no VIA CPU): exit 66,
+	# inactive, not failed.
 	mkdir -p /run/systemd/system/rngd.service.d
-	printf '[Service]\nExecStart=\nExecStart=%s -f -x hwrng\n' "$(command -v rngd)" \
+	printf '[Service]\nExecStart=\nExecStart=%s -f -x hwrng -x rdseed -x rdrand\n' \
+		"$(command -v rngd)" \
 		>/run/systemd/system/rngd.service.d/vmtest.conf
 	systemctl daemon-reload
 	systemctl restart rngd.service
