@@ -7,11 +7,25 @@
 
 #include "health.h"
 
+/* SplitMix64's finaliser: a bijection that sends no small or zero input to zero. */
+static uint64_t spread(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/*
+ * The key words go through spread() first: the hash multiplies by key[1] (a block's last,
+ * short word is zero-padded), so a key word of 0 would hash every 2500-byte block alike. Early
+ * at boot, before the CRNG is ready, the reader's key is a clock value and a 0.
+ */
 void health_init(struct health *h, const uint64_t key[2])
 {
 	memset(h, 0, sizeof(*h));
-	h->key[0] = key[0];
-	h->key[1] = key[1];
+	h->key[0] = spread(key[0]);
+	h->key[1] = spread(key[1] ^ h->key[0]);
 }
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
