@@ -460,8 +460,13 @@ static int feed_cycle(struct daemon *d)
 		} else if (fed > 0) {
 			d->retry_ns = 0;
 			fed_ok(d, now, (size_t)fed);
-			if (d->mode == DAEMON_ONCE ||
-			    (d->byte_limit && d->c.bytes_fed >= d->byte_limit))
+			/*
+			 * --once is done when the CRNG is ready: one block of a source with a low
+			 * quality (rdrand: 39 bits) does not make it so, the next ones follow.
+			 */
+			if (d->mode == DAEMON_ONCE && (d->crng_ready || sink_crng_ready()))
+				return 1;
+			if (d->byte_limit && d->c.bytes_fed >= d->byte_limit)
 				return 1;
 		}
 	}
@@ -648,6 +653,13 @@ int daemon_run(struct daemon *d)
 			if (d->mode != DAEMON_TEST && !output_sink(d))
 				r = -ENOENT;
 			log_info("no source left; stopping");
+			break;
+		}
+		if (d->mode == DAEMON_ONCE && now_ns() > once_deadline && d->c.bytes_fed) {
+			log_warning("--once: fed %" PRIu64 " bytes; the CRNG is still not ready "
+				    "after %llu s, stopping",
+				    d->c.bytes_fed,
+				    (unsigned long long)(ONCE_TIMEOUT_NS / NSEC_PER_SEC));
 			break;
 		}
 		if (d->mode == DAEMON_ONCE && now_ns() > once_deadline) {

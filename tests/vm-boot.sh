@@ -7,6 +7,8 @@
 #      watchdog, rngd-once.service ten times, the exposure score; prints the boot timeline;
 #   2. without one: the unit is not failed and the journal says why; with no source at all
 #      it ends inactive (exit 66); a virtio-rng-pci device hot-plugged later gets fed.
+# Before the boots, on the host: an initramfs made in the guest's root with our
+# initramfs-tools hook holds rngd and its init-top script (lsinitramfs).
 # The checks run inside the guest (tests/vm/guest-check.sh) and report on the serial
 # console; this script asserts on what they print. The guest image is built once with
 # mmdebstrap and cached (tests/vm/image.sh). Needs root, qemu-system-x86_64, mmdebstrap and
@@ -56,10 +58,27 @@ echo "vm-boot: installing into the guest's root file system"
 root=$work/root
 mkdir "$root"
 tar -xpf "$cache/rootfs.tar" -C "$root" || exit 1
-make -s -C "$build" install DESTDIR="$root" >"$work/install.log" 2>&1 || {
+make -s -C "$build" install DESTDIR="$root" initramfstoolsdir=/usr/share/initramfs-tools \
+	>"$work/install.log" 2>&1 || {
 	cat "$work/install.log"
 	exit 1
 }
+# The initramfs-tools hook, as update-initramfs would run it: the initramfs made in the
+# guest's root holds rngd and the init-top script (the guest itself boots the cached one).
+host_pass=0 host_fail=0
+kver=$(ls "$root/lib/modules")
+if chroot "$root" mkinitramfs -o /tmp/initrd.rngd "$kver" >"$work/mkinitramfs.log" 2>&1 &&
+	chroot "$root" lsinitramfs /tmp/initrd.rngd >"$work/lsinitramfs.log" 2>&1 &&
+	grep -q 'sbin/rngd$' "$work/lsinitramfs.log" &&
+	grep -q 'scripts/init-top/rngd$' "$work/lsinitramfs.log"; then
+	echo "vm-boot: PASS an initramfs made with the hook holds rngd and its init-top script"
+	host_pass=1
+else
+	echo "vm-boot: FAIL initramfs with the hook:"
+	tail -5 "$work/mkinitramfs.log" "$work/lsinitramfs.log" 2>/dev/null | sed 's/^/  | /'
+	host_fail=1
+fi
+rm -f "$root/tmp/initrd.rngd"
 install -D -m 755 "$top/tests/vm/guest-check.sh" "$root/usr/local/libexec/rngd-vmtest/guest-check.sh"
 install -D -m 644 "$top/tests/vm/rngd-vmtest.service" "$root/etc/systemd/system/rngd-vmtest.service"
 # What a package's postinst does: create the user, enable the unit.
@@ -75,7 +94,7 @@ rm -rf "$root"
 accel=${RNGD_VM_ACCEL:-tcg}
 [ "$accel" = tcg ] && accel=tcg,thread=multi
 
-passed=0 failed=0
+passed=$host_pass failed=$host_fail
 boot() { # mode, extra qemu arguments...
 	local mode=$1 log=$work/console-$1.log qmp=$work/qmp-$1.sock start hot=0 rc
 	shift
