@@ -39,7 +39,7 @@ trap 'exit 1' INT TERM HUP
 run=$T/run
 state=$run/kernel-hwrng.state
 : >"$T/conf"
-args=(-f -c "$T/conf" -x via -O "rngd:status-file:$run/status.json" -O rngd:pid-file:)
+args=(-f -c "$T/conf" "${NOCPU[@]}" -O "rngd:status-file:$run/status.json" -O rngd:pid-file:)
 quality_is() { [ "$(cat "$q")" = "$1" ]; }
 stop() { # signal: stop the daemon $pid, its exit code in rc
 	kill "-$1" "$pid"
