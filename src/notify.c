@@ -43,11 +43,21 @@ static int send_msg(const char *msg)
 		return r;
 	return r > 0 ? 1 : 0;
 }
+
+/* Wait (at most timeout_us) until the manager has read what was sent. */
+static void barrier(uint64_t timeout_us)
+{
+	(void)sd_notify_barrier(0, timeout_us);
+}
 #else
 /* Built --without-systemd: the protocol is compiled out and nothing is ever sent. */
 static int send_msg(const char *msg)
 {
 	return 0;
+}
+
+static void barrier(uint64_t timeout_us)
+{
 }
 #endif
 
@@ -74,7 +84,7 @@ int notify_nothing_to_do(const char *why)
 	 * a second, not a hang.
 	 */
 	if (r > 0)
-		sd_notify_barrier(0, 1000000);
+		barrier(1000000);
 	return r;
 }
 
