@@ -68,6 +68,7 @@ static void reset_cpu(void)
 	n_steps = n_pauses = next_good = 0;
 }
 
+#if BUILT
 static void push(bool cf, uint64_t v)
 {
 	assert_true(n_script < SCRIPT_MAX);
@@ -79,6 +80,7 @@ static void push_fails(unsigned int n)
 	while (n--)
 		push(false, 0);
 }
+#endif
 
 void x86_rand_cpuid(uint32_t leaf, uint32_t subleaf, struct x86_rand_cpuid_regs *r)
 {
@@ -155,6 +157,22 @@ static int setup(void **state)
 }
 
 /* Open a source of driver d (init must succeed). */
+/* ---- tests ---- */
+
+static void test_table_entries(void **state)
+{
+	(void)state;
+	assert_string_equal(source_rdseed.name, "rdseed");
+	assert_string_equal(source_rdrand.name, "rdrand");
+	assert_true(source_rdseed.default_on && source_rdrand.default_on);
+	assert_string_equal(source_rdrand.defer_to, "rdseed");
+	assert_null(source_rdseed.defer_to);
+	/* RDRAND never defaults to more credit than RDSEED. */
+	assert_true(source_rdrand.quality <= source_rdseed.quality);
+	assert_true(source_rdseed.quality < 1024);
+}
+
+#if BUILT
 static void open_src(const struct source_ops *d)
 {
 	char why[160] = "";
@@ -188,21 +206,6 @@ static void expect_good(const uint8_t *buf, size_t n, uint64_t first)
 
 		assert_memory_equal(buf + off, &w, MIN(8, n - off));
 	}
-}
-
-/* ---- tests ---- */
-
-static void test_table_entries(void **state)
-{
-	(void)state;
-	assert_string_equal(source_rdseed.name, "rdseed");
-	assert_string_equal(source_rdrand.name, "rdrand");
-	assert_true(source_rdseed.default_on && source_rdrand.default_on);
-	assert_string_equal(source_rdrand.defer_to, "rdseed");
-	assert_null(source_rdseed.defer_to);
-	/* RDRAND never defaults to more credit than RDSEED. */
-	assert_true(source_rdrand.quality <= source_rdseed.quality);
-	assert_true(source_rdseed.quality < 1024);
 }
 
 static void test_detect_reasons(void **state)
@@ -450,6 +453,8 @@ static void test_stuck_in_calls_in_a_row(void **state)
 		assert_int_equal(source_rdseed.read(src, buf, sizeof(buf)), 16);
 	}
 }
+
+#endif /* BUILT */
 
 static void test_stub(void **state)
 {
