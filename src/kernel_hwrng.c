@@ -28,6 +28,7 @@
 #include "kernel_hwrng.h"
 #include "log.h"
 #include "source.h"
+#include "sysfs.h"
 #include "util.h"
 
 #define WHO "kernel-hwrng"
@@ -73,29 +74,11 @@ void kernel_hwrng_init(struct kernel_hwrng *kh)
 
 /* ---- sysfs ---- */
 
-static int attr_read(const char *dir, const char *attr, char *buf, size_t size)
-{
-	char path[PATH_MAX];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
-		return -ENAMETOOLONG;
-	return (int)read_text_file(path, buf, size);
-}
-
-static int attr_write(const char *dir, const char *attr, const char *value)
-{
-	char path[PATH_MAX];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
-		return -ENAMETOOLONG;
-	return write_text_file(path, value);
-}
-
 static int quality_read(const char *dir, unsigned int *q)
 {
 	char buf[16];
 	uint64_t v;
-	int r = attr_read(dir, "rng_quality", buf, sizeof(buf));
+	int r = sysfs_read(dir, "rng_quality", buf, sizeof(buf));
 
 	if (r < 0)
 		return r;
@@ -114,7 +97,7 @@ static int quality_write(const char *dir, int fd, unsigned int q)
 
 	if (fd < 0) {
 		snprintf(buf, sizeof(buf), "%u", q);
-		return attr_write(dir, "rng_quality", buf); /* adds the newline */
+		return sysfs_write(dir, "rng_quality", buf); /* adds the newline */
 	}
 	n = snprintf(buf, sizeof(buf), "%u\n", q);
 	w = pwrite(fd, buf, (size_t)n, 0);
@@ -124,7 +107,7 @@ static int quality_write(const char *dir, int fd, unsigned int q)
 /* The current backend's name, "" when there is none ("none" or empty, §2.2). */
 static int current_read(const char *dir, char *buf, size_t size)
 {
-	int r = attr_read(dir, "rng_current", buf, size);
+	int r = sysfs_read(dir, "rng_current", buf, size);
 
 	if (r >= 0 && strcmp(buf, "none") == 0)
 		buf[0] = '\0';
@@ -136,7 +119,7 @@ static bool available(const char *dir, const char *name)
 	char list[1024];
 	size_t n = strlen(name);
 
-	if (attr_read(dir, "rng_available", list, sizeof(list)) < 0)
+	if (sysfs_read(dir, "rng_available", list, sizeof(list)) < 0)
 		return false;
 	for (const char *s = list; (s = strstr(s, name)); s += n)
 		if ((s == list || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
@@ -161,7 +144,7 @@ static int restore_quality(const char *dir, int fd, const char *backend, unsigne
 		snprintf(why, len, "cannot read %s/rng_current: %s", dir, strerror(-r));
 		return r;
 	}
-	(void)attr_read(dir, "rng_selected", sel, sizeof(sel));
+	(void)sysfs_read(dir, "rng_selected", sel, sizeof(sel));
 	if (strcmp(cur, backend) != 0) {
 		if (!available(dir, backend)) {
 			snprintf(why, len,
@@ -170,7 +153,7 @@ static int restore_quality(const char *dir, int fd, const char *backend, unsigne
 				 backend);
 			return 0;
 		}
-		r = attr_write(dir, "rng_current", backend);
+		r = sysfs_write(dir, "rng_current", backend);
 		if (r < 0) {
 			snprintf(why, len, "cannot make %s current to restore its rng_quality: %s",
 				 backend, strerror(-r));
@@ -186,11 +169,11 @@ static int restore_quality(const char *dir, int fd, const char *backend, unsigne
 		snprintf(why, len, "cannot write %u to %s/rng_quality: %s", q, dir, strerror(-r));
 	/* The write re-ran the kernel's choice and cleared rng_selected: put the choice back. */
 	if (!cur[0]) /* the administrator's "none" (6.18.y+): back to none */
-		(void)attr_write(dir, "rng_current", "none");
+		(void)sysfs_write(dir, "rng_current", "none");
 	else if (strcmp(cur, backend) != 0)
-		(void)attr_write(dir, "rng_current", strcmp(sel, "1") == 0 ? cur : "");
+		(void)sysfs_write(dir, "rng_current", strcmp(sel, "1") == 0 ? cur : "");
 	else if (strcmp(sel, "1") == 0)
-		(void)attr_write(dir, "rng_current", backend);
+		(void)sysfs_write(dir, "rng_current", backend);
 	return r < 0 ? r : 1;
 }
 
@@ -318,7 +301,7 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 		kh->refused = true;
 		return r;
 	}
-	(void)attr_read(kh->dir, "rng_selected", sel, sizeof(sel));
+	(void)sysfs_read(kh->dir, "rng_selected", sel, sizeof(sel));
 	r = quality_write(kh->dir, kh->fd, 0);
 	if (r < 0) {
 		log_full(LOG_WARNING, WHO, NULL, NULL,
@@ -343,7 +326,7 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 	}
 	/* The write cleared rng_selected (enable_best_rng()): keep the user's choice. */
 	if (strcmp(sel, "1") == 0)
-		(void)attr_write(kh->dir, "rng_current", cur);
+		(void)sysfs_write(kh->dir, "rng_current", cur);
 	kh->taken = true;
 	kh->quality = q;
 	log_full(

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sources/hwrng.h"
+#include "sysfs.h"
 #include "util.h"
 
 /* include/linux/miscdevice.h: MISC_MAJOR 10, HWRNG_MINOR 183. */
@@ -121,24 +122,6 @@ static bool find_in_list(const char *list, const struct hwrng_profile *p, const 
 		s += n;
 	}
 	return false;
-}
-
-static int sysfs_read(const char *dir, const char *attr, char *buf, size_t size)
-{
-	char path[PATH_MAX];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
-		return -ENAMETOOLONG;
-	return (int)read_text_file(path, buf, size);
-}
-
-static int sysfs_write(const char *dir, const char *attr, const char *value)
-{
-	char path[PATH_MAX];
-
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
-		return -ENAMETOOLONG;
-	return write_text_file(path, value);
 }
 
 /*
