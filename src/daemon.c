@@ -156,6 +156,7 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 		enum daemon_mode mode, uint64_t byte_limit, daemon_reload_fn reload,
 		void *reload_ctx)
 {
+	const char *lib_why = "";
 	sigset_t mask;
 	int r;
 
@@ -244,7 +245,10 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	conf_free(&d->conf);
 	d->conf = *conf;
 	daemon_setup_policy(d, false);
-	notify_init();
+	if (notify_init(&lib_why) < 0)
+		log_error("NOTIFY_SOCKET is set, but libsystemd cannot be loaded (%s): systemd "
+			  "will hear nothing from rngd (no READY=1, STATUS= or watchdog pings)",
+			  lib_why);
 	d->notify = getenv("NOTIFY_SOCKET") != NULL;
 	{
 		uint64_t usec = 0;

@@ -8,12 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#ifdef HAVE_SYSTEMD
-#include <systemd/sd-journal.h>
-#endif
 #include <unistd.h>
 
 #include "log.h"
+#include "sdlib.h"
 
 /* An identical message within this time of the first is counted, not logged again. */
 #define REPEAT_WINDOW_NS (60 * NSEC_PER_SEC)
@@ -46,9 +44,22 @@ static bool stderr_is_journal(void)
 
 void log_setup(int level, enum log_target t)
 {
+#ifdef HAVE_SYSTEMD
+	const char *why;
+#endif
+
 	max_level = level;
 	if (t == LOG_TARGET_AUTO)
 		t = stderr_is_journal() ? LOG_TARGET_JOURNAL : LOG_TARGET_STDERR;
+#ifdef HAVE_SYSTEMD
+	/* Loaded here, so that a failure is said once, at start, not at some later line. */
+	if (t == LOG_TARGET_JOURNAL && !sdlib_get(&why)) {
+		fprintf(stderr, "%s: libsystemd cannot be loaded (%s): plain lines on stderr, "
+			"without the journal fields\n", ident ? ident : program_invocation_short_name,
+			why);
+		t = LOG_TARGET_STDERR;
+	}
+#endif
 	target = t;
 }
 
@@ -134,10 +145,13 @@ static void emit(int level, const char *source, const char *event, const char *m
 		snprintf(f_src, sizeof(f_src), "RNGD_SOURCE=%s", source ? source : "");
 		snprintf(f_ev, sizeof(f_ev), "RNGD_EVENT=%s", event ? event : "");
 		snprintf(f_id, sizeof(f_id), "MESSAGE_ID=%s", message_id ? message_id : "");
-		if (sd_journal_send("MESSAGE=%s%s%s", source ? source : "", source ? ": " : "",
-				    msg, "%s", f_prio, "%s", source ? f_src : f_prio, "%s",
-				    event ? f_ev : f_prio, "%s", message_id ? f_id : f_prio,
-				    NULL) >= 0)
+		/* Not NULL: log_setup() loaded it before it chose the journal. */
+		const struct sdlib *sd = sdlib_get(NULL);
+
+		if (sd->journal_send("MESSAGE=%s%s%s", source ? source : "", source ? ": " : "",
+				     msg, "%s", f_prio, "%s", source ? f_src : f_prio, "%s",
+				     event ? f_ev : f_prio, "%s", message_id ? f_id : f_prio,
+				     NULL) >= 0)
 			return;
 		/* journald unreachable: fall back to stderr. */
 	}

@@ -3,8 +3,9 @@
  * The service manager protocol (sd_notify(3)): READY, STATUS, WATCHDOG, RELOADING,
  * STOPPING. Main thread only. Every function is a no-op returning 0 when NOTIFY_SOCKET is
  * not set (not started by systemd). Functions return 1 when a message was sent, 0 when
- * nothing was sent, -errno when sending failed; they never log. Built --without-systemd,
- * every function is a no-op.
+ * nothing was sent, -errno when sending failed; they never log. libsystemd is loaded by the
+ * first function that has something to send (sdlib.h). Built --without-systemd, every
+ * function is a no-op.
  */
 #ifndef RNGD_NOTIFY_H
 #define RNGD_NOTIFY_H
@@ -17,8 +18,12 @@
 /* Shortest time between two STATUS= messages. */
 #define NOTIFY_STATUS_INTERVAL_NS NSEC_PER_SEC
 
-/* Forget the last STATUS sent and any pending one. Call once at start-up. */
-void notify_init(void);
+/*
+ * Forget the last STATUS sent and any pending one. Call once at start-up. -ELIBACC, and
+ * *why says why, when NOTIFY_SOCKET is set but libsystemd cannot be loaded (then nothing is
+ * ever sent); 0 otherwise.
+ */
+int notify_init(const char **why);
 
 /* READY=1: start-up (or a reload) is complete. */
 int notify_ready(void);

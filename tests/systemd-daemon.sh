@@ -19,6 +19,14 @@ WATCHDOG_SEC=2
 # A fixed copy of the environment without anything systemd might have set for us.
 CLEANENV=(env -u NOTIFY_SOCKET -u WATCHDOG_USEC -u WATCHDOG_PID -u JOURNAL_STREAM -u LISTEN_FDS -u LISTEN_PID)
 
+# Lines of file $2 that have $1; 0 when there is no such file yet (grep -c prints 0 and fails
+# when none has it: no "|| echo 0", which would make that "0 0").
+count_lines() {
+	local n
+	n=$(grep -c -- "$1" "$2" 2>/dev/null)
+	echo "${n:-0}"
+}
+
 # A configuration in $T whose status file is $2 (empty: none), so nothing goes to /run.
 write_conf() { # file, status-file, status-interval
 	printf '[rngd]\nstatus-file = %s\nstatus-interval = %s\n' "$2" "${3:-1}" >"$1"
@@ -107,7 +115,7 @@ test_notify_sequence() {
 	[ ${#trace[@]} -gt 0 ] && p=$(traced_pid "$T/n.strace")
 	# Conditions, not sleeps: READY=1, 3 WATCHDOG=1 and the STATUS= lines the checks below
 	# want, then SIGHUP; READY=1 again and one more WATCHDOG=1, then SIGTERM.
-	n_msgs() { grep -c " $1" "$T/n.log" 2>/dev/null || echo 0; }
+	n_msgs() { count_lines " $1" "$T/n.log"; }
 	before_hup() {
 		[ "$(n_msgs READY=1)" -ge 1 ] && [ "$(n_msgs WATCHDOG=1)" -ge 3 ] &&
 			[ "$(n_msgs STATUS=)" -ge "$([ $mode = kernel ] && echo 2 || echo 1)" ]
@@ -281,7 +289,7 @@ test_watchdog_and_unset() {
 	# 4.5 s at least (the wedged one must have stopped pinging), and 3 pings of the healthy
 	# one whatever the load: a condition with a deadline, not a bet on a sleep.
 	healthy_pinged() {
-		[ "$(grep -c ' WATCHDOG=1' "$T/h.log" 2>/dev/null || echo 0)" -ge 3 ] &&
+		[ "$(count_lines ' WATCHDOG=1' "$T/h.log")" -ge 3 ] &&
 			awk -v t0="$t0" -v now="$EPOCHREALTIME" 'BEGIN { exit !(now - t0 >= 4.5) }'
 	}
 	wait_until 30 healthy_pinged
@@ -609,10 +617,87 @@ EOF
 		fail "--once without CAP_SYS_ADMIN: exit $rc, want 77: $(head -2 "$T/o77.err")"
 }
 
+# 1d. libsystemd is loaded only where systemd is there (src/sdlib.c): not mapped without
+# NOTIFY_SOCKET, WATCHDOG_USEC and JOURNAL_STREAM, mapped with NOTIFY_SOCKET; where it
+# cannot be loaded (a stand-in without its functions) rngd says why once and goes on
+# feeding, with plain lines on a journal stream. Output mode, in parallel.
+test_libsystemd_loading() {
+	local i p rc pids_l=() maps
+	if ! built_with HAVE_SYSTEMD; then
+		skip "loading libsystemd: rngd was built --without-systemd"
+		return
+	fi
+	if ! command -v cc >/dev/null; then
+		skip "loading libsystemd: no C compiler for the stand-in library"
+		return
+	fi
+	mkdir "$T/fakelib"
+	echo 'int rngd_test_not_libsystemd;' >"$T/fakelib/x.c"
+	cc -shared -fPIC -Wl,-soname,libsystemd.so.0 -o "$T/fakelib/libsystemd.so.0" \
+		"$T/fakelib/x.c" || {
+		fail "loading libsystemd: cannot build the stand-in library"
+		return
+	}
+	write_conf "$T/l.conf" ""
+	for i in 1 2 3 4; do
+		start_writer "$T/l$i.fifo" 30
+	done
+	start_listener l2 && start_listener l3 || {
+		fail "loading libsystemd: the fake NOTIFY_SOCKET listeners did not start"
+		return
+	}
+	: >"$T/l4.err"
+	local env=([1]="" [2]="NOTIFY_SOCKET=$T/l2.sock"
+		[3]="NOTIFY_SOCKET=$T/l3.sock LD_LIBRARY_PATH=$T/fakelib"
+		[4]="JOURNAL_STREAM=$(stat -c '%d:%i' "$T/l4.err") LD_LIBRARY_PATH=$T/fakelib")
+	for i in 1 2 3 4; do
+		# shellcheck disable=SC2086 # the assignments are words
+		"${CLEANENV[@]}" ${env[$i]} "$RNGD" -f -c "$T/l.conf" "${NOSRC[@]}" \
+			-O "file:l$i:path:$T/l$i.fifo" -o "$T/l$i.out" 2>>"$T/l$i.err" &
+		pids_l[$i]=$!
+		pids+=($!)
+	done
+	all_fed() {
+		for i in 1 2 3 4; do
+			[ -s "$T/l$i.out" ] || return 1
+		done
+		grep -q ' READY=1' "$T/l2.log" 2>/dev/null
+	}
+	wait_until 30 all_fed || fail "loading libsystemd: not all four fed within 30 s"
+	for i in 1 2 3 4; do
+		maps[$i]=$(grep -c 'libsystemd\.so' "/proc/${pids_l[$i]}/maps" 2>/dev/null)
+	done
+	kill -TERM "${pids_l[@]:1}"
+	for i in 1 2 3 4; do
+		wait "${pids_l[$i]}"
+		rc=$?
+		[ $rc -eq 0 ] || fail "loading libsystemd: run $i: exit $rc: $(tail -2 "$T/l$i.err")"
+	done
+	[ "${maps[1]}" = 0 ] && ok "libsystemd not mapped without NOTIFY_SOCKET or JOURNAL_STREAM" ||
+		fail "libsystemd mapped (${maps[1]} lines of /proc/PID/maps) with no systemd around"
+	[ "${maps[2]:-0}" -gt 0 ] && grep -q ' READY=1' "$T/l2.log" &&
+		ok "libsystemd loaded under NOTIFY_SOCKET, READY=1 sent" ||
+		fail "under NOTIFY_SOCKET: libsystemd mapped ${maps[2]} times, READY=1 $(grep -c ' READY=1' "$T/l2.log")"
+	p="NOTIFY_SOCKET is set, but libsystemd cannot be loaded ("
+	if [ "$(grep -cF "$p" "$T/l3.err")" = 1 ] && grep -q 'undefined symbol: sd_notify' "$T/l3.err" &&
+		[ ! -s "$T/l3.log" ]; then
+		ok "libsystemd that cannot be loaded: said once ($(grep -F "$p" "$T/l3.err" | cut -c1-90)...), fed anyway"
+	else
+		fail "libsystemd that cannot be loaded, NOTIFY_SOCKET: $(head -3 "$T/l3.err"); sent: $(head -2 "$T/l3.log")"
+	fi
+	p="libsystemd cannot be loaded ("
+	if [ "$(grep -cF "$p" "$T/l4.err")" = 1 ] && grep -q '^rngd: started:' "$T/l4.err"; then
+		ok "libsystemd that cannot be loaded, JOURNAL_STREAM: said once, plain lines on stderr"
+	else
+		fail "libsystemd that cannot be loaded, JOURNAL_STREAM: $(head -3 "$T/l4.err")"
+	fi
+}
+
 [ -x "$RNGD" ] || { echo "no $RNGD"; exit 1; }
 command -v python3 >/dev/null || { echo "skip: python3 is needed for the fake service manager"; exit 77; }
 test_notify_sequence
 test_watchdog_and_unset
+test_libsystemd_loading
 test_privilege_drop
 test_status_file
 test_once

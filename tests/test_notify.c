@@ -56,7 +56,7 @@ static int setup(void **state)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->path);
 	assert_int_equal(bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
 	assert_int_equal(setenv("NOTIFY_SOCKET", f->path, 1), 0);
-	notify_init();
+	assert_int_equal(notify_init(NULL), 0);
 	*state = f;
 	return 0;
 }
