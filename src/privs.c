@@ -8,6 +8,7 @@
 #include <linux/capability.h>
 #include <pwd.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -131,28 +132,61 @@ struct proc_status {
 	unsigned int seen;
 };
 
+/* One "Key:\tvalue" line of /proc/self/status into ps, if it is one of the eight wanted. */
+static void status_field(struct proc_status *ps, const char *key, const char *v)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} masks[] = {
+		{ "CapInh", offsetof(struct proc_status, cap_inh) },
+		{ "CapPrm", offsetof(struct proc_status, cap_prm) },
+		{ "CapEff", offsetof(struct proc_status, cap_eff) },
+		{ "CapBnd", offsetof(struct proc_status, cap_bnd) },
+		{ "CapAmb", offsetof(struct proc_status, cap_amb) },
+	};
+	unsigned long *ids = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(masks); i++)
+		if (strcmp(key, masks[i].key) == 0) {
+			if (sscanf(v, "%" SCNx64, (uint64_t *)((char *)ps + masks[i].off)) == 1)
+				ps->seen++;
+			return;
+		}
+	if (strcmp(key, "NoNewPrivs") == 0) {
+		if (sscanf(v, "%u", &ps->nnp) == 1)
+			ps->seen++;
+		return;
+	}
+	if (strcmp(key, "Uid") == 0)
+		ids = ps->uid;
+	else if (strcmp(key, "Gid") == 0)
+		ids = ps->gid;
+	if (ids && sscanf(v, "%lu %lu %lu %lu", &ids[0], &ids[1], &ids[2], &ids[3]) == 4)
+		ps->seen++;
+}
+
 static int read_proc_status(struct proc_status *ps)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
+	/* About 1.5 KiB; the keys are matched first, so sscanf() runs 8 times, not 400. */
+	char buf[8192], *line, *next;
+	ssize_t n = read_text_file("/proc/self/status", buf, sizeof(buf));
 
-	if (!f)
-		return -errno;
+	if (n < 0)
+		return (int)n;
 	memset(ps, 0, sizeof(*ps));
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "CapInh: %" SCNx64, &ps->cap_inh) == 1 ||
-		    sscanf(line, "CapPrm: %" SCNx64, &ps->cap_prm) == 1 ||
-		    sscanf(line, "CapEff: %" SCNx64, &ps->cap_eff) == 1 ||
-		    sscanf(line, "CapBnd: %" SCNx64, &ps->cap_bnd) == 1 ||
-		    sscanf(line, "CapAmb: %" SCNx64, &ps->cap_amb) == 1 ||
-		    sscanf(line, "NoNewPrivs: %u", &ps->nnp) == 1 ||
-		    sscanf(line, "Uid: %lu %lu %lu %lu", &ps->uid[0], &ps->uid[1], &ps->uid[2],
-			   &ps->uid[3]) == 4 ||
-		    sscanf(line, "Gid: %lu %lu %lu %lu", &ps->gid[0], &ps->gid[1], &ps->gid[2],
-			   &ps->gid[3]) == 4)
-			ps->seen++;
+	for (line = buf; line; line = next) {
+		char *colon;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		colon = strchr(line, ':');
+		if (colon) {
+			*colon = '\0';
+			status_field(ps, line, colon + 1);
+		}
 	}
-	fclose(f);
 	/* CapAmb and NoNewPrivs exist since Linux 4.3 / 4.10; all eight are needed here. */
 	return ps->seen == 8 ? 0 : -EPROTO;
 }
