@@ -16,6 +16,9 @@
  */
 #include "config.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <endian.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -320,8 +323,14 @@ unsigned int fips_test_block(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOC
 	if (!fn) {
 		fn = test_bits_generic;
 #if defined(__x86_64__) || defined(__i386__)
-		__builtin_cpu_init();
-		if (__builtin_cpu_supports("popcnt"))
+		unsigned int eax, ebx, ecx, edx;
+
+		/*
+		 * CPUID.01H:ECX[23] directly: __builtin_cpu_supports() would first run
+		 * libgcc's whole feature scan, which is most of this test's start-up cost
+		 * on an emulated CPU (bench/boot).
+		 */
+		if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_POPCNT))
 			fn = test_bits_popcnt;
 #endif
 		atomic_store_explicit(&bits, fn, memory_order_relaxed);

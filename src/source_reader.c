@@ -623,13 +623,9 @@ out:
 
 static void reader_loop(struct source *src)
 {
+	bool history_tried = false;
 	char why[160];
 	int r;
-
-	src->history = history_for(src->name);
-	if (!src->history)
-		log_full(LOG_WARNING, src->name, "no-history", NULL,
-			 "out of memory: no repeated-block check, FIPS tests only");
 
 	src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 	for (;;) {
@@ -645,6 +641,19 @@ static void reader_loop(struct source *src)
 			}
 		}
 		if (src->opened) {
+			/*
+			 * Made when data first comes: a source that only waits (no device, no
+			 * backend) holds no history, and one that is there does not wait for
+			 * the other's.
+			 */
+			if (!history_tried) {
+				history_tried = true;
+				src->history = history_for(src->name);
+				if (!src->history)
+					log_full(LOG_WARNING, src->name, "no-history", NULL,
+						 "out of memory: no repeated-block check, FIPS "
+						 "tests only");
+			}
 			r = read_blocks(src, why, sizeof(why));
 			if (r == -ECANCELED)
 				return;
