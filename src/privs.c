@@ -379,14 +379,19 @@ static int regained(const char *what)
 	return -EPERM;
 }
 
-/* Try to add cap to the effective and permitted sets; true if the kernel allowed it. */
+/*
+ * Try to add cap to the effective and permitted sets; true if the kernel allowed it. The
+ * caller has read the process's capabilities (capng_get_caps_process()); libcap-ng's copy
+ * is put back as it was when the kernel refused.
+ */
 static bool can_raise(unsigned int cap)
 {
-	if (capng_get_caps_process() < 0)
-		return false;
 	if (capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, cap) < 0)
 		return false;
-	return capng_apply(CAPNG_SELECT_CAPS) == 0;
+	if (capng_apply(CAPNG_SELECT_CAPS) == 0)
+		return true;
+	capng_update(CAPNG_DROP, CAPNG_EFFECTIVE | CAPNG_PERMITTED, cap);
+	return false;
 }
 
 static bool all_equal(const unsigned long v[4], unsigned long want)
@@ -406,6 +411,10 @@ int privs_verify(void)
 			return regained("setresgid(0, 0, 0) succeeded");
 		if (setgroups(0, NULL) == 0)
 			return regained("setgroups() succeeded");
+	}
+	if (capng_get_caps_process() < 0) {
+		log_error("cannot verify the privilege drop: cannot read capabilities");
+		return -EPERM;
 	}
 	if (can_raise(CAP_SYS_RAWIO))
 		return regained("CAP_SYS_RAWIO could be raised");

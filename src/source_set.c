@@ -456,20 +456,25 @@ int source_set_start(struct source_set *set, int wake_fd)
 	 */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (size_t i = 0; i < set->n; i++) {
-		struct source *src = set->src[i];
+	/* The open sources first, then the waiting ones: the first block is not held up. */
+	for (int pass = 0; pass < 2 && r >= 0; pass++) {
+		for (size_t i = 0; i < set->n; i++) {
+			struct source *src = set->src[i];
 
-		if ((!src->opened && src->st.state != SOURCE_WAITING) || src->thread_started)
-			continue;
-		src->wake_fd = wake_fd;
-		atomic_store(&src->stop, false);
-		atomic_store(&src->thread_done, false);
-		atomic_store(&src->progress_ns, now_ns());
-		r = -pthread_create(&src->thread, NULL, source_reader_main, src);
-		if (r < 0)
-			break;
-		src->thread_started = true;
-		set->started = true;
+			/* thread_started first: a running thread may close its source. */
+			if (src->thread_started ||
+			    (pass == 0 ? !src->opened : src->st.state != SOURCE_WAITING))
+				continue;
+			src->wake_fd = wake_fd;
+			atomic_store(&src->stop, false);
+			atomic_store(&src->thread_done, false);
+			atomic_store(&src->progress_ns, now_ns());
+			r = -pthread_create(&src->thread, NULL, source_reader_main, src);
+			if (r < 0)
+				break;
+			src->thread_started = true;
+			set->started = true;
+		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0)
