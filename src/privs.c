@@ -221,17 +221,19 @@ static int read_proc_status(struct proc_status *ps)
 	return ps->seen == 8 ? 0 : -EPROTO;
 }
 
-/* Effective and permitted = {CAP_SYS_ADMIN} if have_admin, else empty; inheritable empty. */
-static int set_caps(bool have_admin)
+/*
+ * Effective and permitted = {CAP_SYS_ADMIN} if have_admin, else empty; inheritable empty.
+ * ps: the process's status read since its capabilities last changed, or NULL.
+ */
+static int set_caps(bool have_admin, const struct proc_status *ps)
 {
 	uint64_t want = have_admin ? PRIVS_KEPT_CAPS : 0;
-	struct proc_status ps;
 
 	/*
 	 * Nothing to do (a root service with CapabilityBoundingSet=CAP_SYS_ADMIN): skip capset(),
 	 * which the unit's SystemCallFilter=~@privileged may forbid.
 	 */
-	if (read_proc_status(&ps) == 0 && ps.cap_eff == want && ps.cap_prm == want && !ps.cap_inh)
+	if (ps && ps->cap_eff == want && ps->cap_prm == want && !ps->cap_inh)
 		return 0;
 	capng_clear(CAPNG_SELECT_CAPS);
 	if (have_admin &&
@@ -240,6 +242,22 @@ static int set_caps(bool have_admin)
 	errno = 0;
 	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
 		return capng_errno();
+	return 0;
+}
+
+/*
+ * Every capability of bounding (the bounding set read from /proc) but CAP_SYS_ADMIN out of
+ * the bounding set: prctl(PR_CAPBSET_DROP) one by one, as libcap-ng would, without its
+ * four re-reads of /proc/PID/status. Needs CAP_SETPCAP (EPERM without it).
+ */
+static int drop_bounding_set(uint64_t bounding)
+{
+	for (unsigned int cap = 0; cap < 64; cap++) {
+		if (!(bounding & (UINT64_C(1) << cap)) || cap == CAP_SYS_ADMIN)
+			continue;
+		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) < 0)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -263,6 +281,7 @@ static int drop_unprivileged(const char *user, const char *group)
 {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
+	struct proc_status ps;
 	bool have_admin;
 	int r;
 
@@ -277,10 +296,11 @@ static int drop_unprivileged(const char *user, const char *group)
 			return log_fail(user, group, -EPERM,
 					"already running as another unprivileged uid/gid");
 	}
-	if (capng_get_caps_process() < 0)
-		return log_fail(user, group, capng_errno(), "cannot read capabilities");
-	have_admin = capng_have_capability(CAPNG_PERMITTED, CAP_SYS_ADMIN);
-	r = set_caps(have_admin);
+	r = read_proc_status(&ps);
+	if (r < 0)
+		return log_fail(user, group, r, "cannot read /proc/self/status");
+	have_admin = ps.cap_prm & PRIVS_KEPT_CAPS;
+	r = set_caps(have_admin, &ps);
 	if (r < 0)
 		return log_fail(user, group, r, "cannot reduce capabilities");
 	r = clear_ambient();
@@ -323,15 +343,9 @@ int privs_drop(const char *user, const char *group)
 	if (r < 0)
 		return log_fail(user, group, r, "cannot read /proc/self/status");
 	if (ps.cap_bnd & ~PRIVS_KEPT_CAPS) {
-		if (capng_get_caps_process() < 0)
-			return log_fail(user, group, capng_errno(), "cannot read capabilities");
-		capng_clear(CAPNG_SELECT_BOUNDS);
-		if (capng_update(CAPNG_ADD, CAPNG_BOUNDING_SET, CAP_SYS_ADMIN) < 0)
-			return log_fail(user, group, -EINVAL, "cannot build the bounding set");
-		errno = 0;
-		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0)
-			return log_fail(user, group, capng_errno(),
-					"cannot reduce the bounding set");
+		r = drop_bounding_set(ps.cap_bnd);
+		if (r < 0)
+			return log_fail(user, group, r, "cannot reduce the bounding set");
 	}
 	r = clear_ambient();
 	if (r < 0)
@@ -357,8 +371,12 @@ int privs_drop(const char *user, const char *group)
 	/*
 	 * Keep CAP_SYS_ADMIN only when there is one to keep: root in a container may lack it,
 	 * and test mode and outputs need none (feeding the kernel was refused before this).
+	 * The uid change may have changed the sets (read again); the bounding set's drop did not.
 	 */
-	r = set_caps(read_proc_status(&ps) < 0 || (ps.cap_prm & PRIVS_KEPT_CAPS));
+	if (user && read_proc_status(&ps) < 0)
+		r = set_caps(true, NULL);
+	else
+		r = set_caps(ps.cap_prm & PRIVS_KEPT_CAPS, &ps);
 	if (r < 0)
 		return log_fail(user, group, r, "cannot reduce capabilities to CAP_SYS_ADMIN");
 	r = set_no_new_privs();
