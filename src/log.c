@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 #include "sdlib.h"
 
 /* An identical message within this time of the first is counted, not logged again. */
@@ -129,7 +130,8 @@ void log_full(int level, const char *source, const char *event, const char *mess
 static void emit(int level, const char *source, const char *event, const char *message_id,
 		 const char *msg)
 {
-	char summary[1100];
+	char summary[1100], line[1280];
+	int n;
 
 	if (!msg[0]) {
 		snprintf(summary, sizeof(summary), "last message repeated %u more time%s: %s",
@@ -139,15 +141,15 @@ static void emit(int level, const char *source, const char *event, const char *m
 
 #ifdef HAVE_SYSTEMD
 	if (target == LOG_TARGET_JOURNAL) {
+		/* Not NULL: log_setup() loaded it before it chose the journal. */
+		const struct sdlib *sd = sdlib_get(NULL);
 		char f_prio[32], f_src[96], f_ev[96], f_id[64];
+
 		/* sd_journal_send() needs a fixed argument list: unused fields repeat PRIORITY. */
 		snprintf(f_prio, sizeof(f_prio), "PRIORITY=%d", level);
 		snprintf(f_src, sizeof(f_src), "RNGD_SOURCE=%s", source ? source : "");
 		snprintf(f_ev, sizeof(f_ev), "RNGD_EVENT=%s", event ? event : "");
 		snprintf(f_id, sizeof(f_id), "MESSAGE_ID=%s", message_id ? message_id : "");
-		/* Not NULL: log_setup() loaded it before it chose the journal. */
-		const struct sdlib *sd = sdlib_get(NULL);
-
 		if (sd->journal_send("MESSAGE=%s%s%s", source ? source : "", source ? ": " : "",
 				     msg, "%s", f_prio, "%s", source ? f_src : f_prio, "%s",
 				     event ? f_ev : f_prio, "%s", message_id ? f_id : f_prio,
@@ -156,7 +158,18 @@ static void emit(int level, const char *source, const char *event, const char *m
 		/* journald unreachable: fall back to stderr. */
 	}
 #endif
-	/* Built --without-systemd, the journal target is plain stderr lines too. */
-	fprintf(stderr, "%s: %s%s%s\n", ident ? ident : program_invocation_short_name,
-		source ? source : "", source ? ": " : "", msg);
+	/*
+	 * Built --without-systemd, the journal target is plain stderr lines too: each one
+	 * formatted whole and written with one write(), not through stdio.
+	 */
+	n = snprintf(line, sizeof(line), "%s: %s%s%s\n",
+		     ident ? ident : program_invocation_short_name, source ? source : "",
+		     source ? ": " : "", msg);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	(void)write_full(STDERR_FILENO, line, (size_t)n);
 }
