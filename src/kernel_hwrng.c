@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,26 @@ static int state_read(const char *path, struct saved *s)
 
 /* ---- the policy ---- */
 
+/*
+ * Log why the backend is left to the kernel (at level), mark the policy refused for it, and
+ * return r for the caller to pass on.
+ */
+static int refuse(struct kernel_hwrng *kh, int r, int level, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int refuse(struct kernel_hwrng *kh, int r, int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_full(level, WHO, NULL, NULL, "%s", msg);
+	kh->refused = true;
+	return r;
+}
+
 int kernel_hwrng_take(struct kernel_hwrng *kh)
 {
 	struct saved s = { 0 };
@@ -264,14 +285,9 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 		return r < 0 ? r : 0; /* no backend now: the next tick looks again */
 	snprintf(kh->backend, sizeof(kh->backend), "%s", cur);
 	r = quality_read(kh->dir, &q);
-	if (r < 0) {
-		log_full(LOG_WARNING, WHO, NULL, NULL,
-			 "cannot read %s/rng_quality: %s; leaving %s "
-			 "to the kernel",
-			 kh->dir, strerror(-r), cur);
-		kh->refused = true;
-		return r;
-	}
+	if (r < 0)
+		return refuse(kh, r, LOG_WARNING, "cannot read %s/rng_quality: %s; leaving %s "
+			      "to the kernel", kh->dir, strerror(-r), cur);
 	/* rngd stopped without giving it back (a crash, SIGKILL): the file has the original. */
 	if (q == 0 && state_read(kh->state, &s) == 0 && strcmp(s.backend, cur) == 0 &&
 	    strcmp(s.dir, kh->dir) == 0 && s.quality > 0) {
@@ -281,48 +297,32 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 			 cur, kh->state, s.quality, s.quality);
 		q = s.quality;
 	} else if (q == 0) {
-		log_full(LOG_INFO, WHO, NULL, NULL,
-			 "rng_quality of %s is already 0: the kernel "
-			 "credits it nothing; nothing to take over",
-			 cur);
-		kh->refused = true;
-		return 0;
+		return refuse(kh, 0, LOG_INFO, "rng_quality of %s is already 0: the kernel "
+			      "credits it nothing; nothing to take over", cur);
 	}
 	snprintf(s.dir, sizeof(s.dir), "%s", kh->dir);
 	snprintf(s.backend, sizeof(s.backend), "%s", cur);
 	s.quality = q;
 	/* The original is on disk before it is changed: a SIGKILL cannot lose it. */
 	r = state_write(kh->state, &s);
-	if (r < 0) {
-		log_full(LOG_WARNING, WHO, NULL, NULL,
-			 "cannot write %s: %s; not taking %s over "
-			 "(it could not be given back after a crash)",
-			 kh->state, strerror(-r), cur);
-		kh->refused = true;
-		return r;
-	}
+	if (r < 0)
+		return refuse(kh, r, LOG_WARNING, "cannot write %s: %s; not taking %s over "
+			      "(it could not be given back after a crash)",
+			      kh->state, strerror(-r), cur);
 	(void)sysfs_read(kh->dir, "rng_selected", sel, sizeof(sel));
 	r = quality_write(kh->dir, kh->fd, 0);
 	if (r < 0) {
-		log_full(LOG_WARNING, WHO, NULL, NULL,
-			 "cannot write 0 to %s/rng_quality: %s; "
-			 "leaving %s to the kernel",
-			 kh->dir, strerror(-r), cur);
 		(void)unlink(kh->state);
-		kh->refused = true;
-		return r;
+		return refuse(kh, r, LOG_WARNING, "cannot write 0 to %s/rng_quality: %s; "
+			      "leaving %s to the kernel", kh->dir, strerror(-r), cur);
 	}
 	if (current_read(kh->dir, now, sizeof(now)) < 0 || strcmp(now, cur) != 0) {
 		r = restore_quality(kh->dir, kh->fd, cur, q, why, sizeof(why));
-		log_full(LOG_WARNING, WHO, NULL, NULL,
-			 "writing 0 to rng_quality of %s made the "
-			 "kernel switch to '%s' (a better backend is registered); %s; not taking "
-			 "over",
-			 cur, now, r > 0 ? "put back" : why);
 		if (r > 0)
 			(void)unlink(kh->state);
-		kh->refused = true;
-		return 0;
+		return refuse(kh, 0, LOG_WARNING, "writing 0 to rng_quality of %s made the "
+			      "kernel switch to '%s' (a better backend is registered); %s; not "
+			      "taking over", cur, now, r > 0 ? "put back" : why);
 	}
 	/* The write cleared rng_selected (enable_best_rng()): keep the user's choice. */
 	if (strcmp(sel, "1") == 0)
