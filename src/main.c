@@ -35,7 +35,6 @@
 #include "stats.h"
 #include "util.h"
 
-
 /*
  * Background mode: fork once everything that can fail at start has been done, so that the
  * parent's exit status is the child's start-up result (rng-tools forks first and so exits 0
@@ -182,17 +181,266 @@ static int kernel_hwrng_command(const struct options *o, const struct conf *conf
 	return 0;
 }
 
+/* -O NAME alone: that source's keys and defaults. */
+static int show_source_options(const char *name)
+{
+	if (source_print_options(name, stdout) < 0) {
+		log_error("option -O: unknown source '%s'", name);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* --status [--json]: the running daemon's status file, for people (or as it is). */
+static int show_status(const struct options *o, const struct conf *conf)
+{
+	if (!conf->status_file) {
+		log_error(
+			"the status file is disabled ('status-file' is empty): there is no status "
+			"to show");
+		return EXIT_RUNTIME;
+	}
+	return stats_print_status(conf->status_file, o->status_json, stdout) < 0 ? EXIT_RUNTIME : 0;
+}
+
+/* --check-config and -l: the set is built (every key validated), then said or listed. */
+static int check_sources(const struct options *o, struct source_set *set, const struct conf *conf)
+{
+	if (o->list)
+		return source_set_list(set, stdout) > 0 ? 0 : EXIT_NO_SOURCE;
+	if (conf->user) {
+		uid_t uid;
+		gid_t gid;
+
+		/* The user and group must exist here (privs_lookup() says which does not). */
+		if (privs_lookup(conf->user, conf->group, &uid, &gid) < 0)
+			return EXIT_CONFIG;
+	}
+	printf("%s: configuration OK\n", conf->path ? conf->path : "defaults");
+	return 0;
+}
+
+/*
+ * In background mode, the pid file is locked before the sources are opened (a second
+ * daemon must not switch the first's backend) and before the fork (so that it fails in
+ * the foreground). 0 or an exit code.
+ */
+static int lock_pid_file(const struct options *o, const struct daemon *d, struct pidfile *pf)
+{
+	char why[256];
+	pid_t holder;
+	int r;
+
+	if (o->foreground || !d->conf.pid_file)
+		return 0;
+	r = pidfile_lock(pf, d->conf.pid_file, &holder, why, sizeof(why));
+	if (r == -EBUSY) {
+		log_error("pid file '%s': %s; not starting a second one", d->conf.pid_file, why);
+		return EXIT_RUNTIME;
+	}
+	if (r < 0)
+		log_warning("cannot use pid file '%s': %s, ignoring", d->conf.pid_file, why);
+	return 0;
+}
+
+/*
+ * Open the sources. 0 when at least one can work (for --once: one is open now), or an
+ * exit code with the reason logged and told to systemd.
+ */
+static int open_sources(struct daemon *d)
+{
+	char text[256];
+	int usable = source_set_init(d->set), r = source_set_start_error(d->set);
+
+	if (r == EINVAL) { /* the source has said why, naming itself */
+		notify_nothing_to_do("bad configuration of a source");
+		return EXIT_CONFIG;
+	}
+	/* --once seeds from what is there now: it does not wait for a device to appear. */
+	if (usable > 0 && d->mode == DAEMON_ONCE)
+		usable = (int)source_set_count_state(d->set, SOURCE_STARTING);
+	if (usable > 0)
+		return 0;
+	no_source_why(d->set, text, sizeof(text));
+	log_full(LOG_WARNING, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE, "%s", text);
+	/* A limit or a permission of this run is a runtime failure, not "nothing here". */
+	if (r > 0) {
+		log_error("a source failed for a reason of this run (%s), not for want of hardware",
+			  strerror(r));
+		return EXIT_RUNTIME;
+	}
+	notify_nothing_to_do(text);
+	return EXIT_NO_SOURCE;
+}
+
+/*
+ * Hand the status directory to the daemon's user (so that the status file can still be
+ * replaced after the drop). Never fatal: without it there is no status file. 0, or -errno
+ * when the user does not exist.
+ */
+static int hand_over_status_dir(const struct conf *conf)
+{
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	if (!conf->user || !conf->status_file)
+		return 0;
+	r = privs_lookup(conf->user, conf->group, &uid, &gid);
+	if (r < 0)
+		return r;
+	r = stats_prepare_dir(conf->status_file, uid, gid);
+	if (r == -ELOOP)
+		log_warning("the directory of '%s' is a symlink: not followed; no status file",
+			    conf->status_file);
+	else if (r == -EPERM)
+		log_warning("the directory of '%s' is neither user '%s''s nor one rngd made "
+			    "(root's, mode 0755, only its files): not handing it over; no status "
+			    "file",
+			    conf->status_file, conf->user);
+	else if (r < 0)
+		log_warning("cannot prepare the directory of '%s': %s, ignoring", conf->status_file,
+			    strerror(-r));
+	return 0;
+}
+
+/*
+ * Every device, sysfs file and MSR is open: drop what is not needed from here on, before
+ * any thread starts (capabilities are per thread). 0 or an exit code.
+ */
+static int drop_privileges(struct daemon *d)
+{
+	int r = hand_over_status_dir(&d->conf);
+
+	/* Opens rng_quality for writing, which the drop would make impossible. */
+	daemon_start_kernel_hwrng(d);
+	if (r >= 0)
+		r = privs_drop(d->conf.user, d->conf.group);
+	if (r >= 0)
+		r = privs_verify();
+	if (r >= 0)
+		return 0;
+	return r == -EPERM		      ? EXIT_NO_PERM
+	       : r == -ENOENT || r == -EINVAL ? EXIT_CONFIG
+					      : EXIT_RUNTIME;
+}
+
+/*
+ * From open sources to running threads: the fork (background mode), the pid file, the
+ * drop. 0 or an exit code, which the parent of the fork exits with too.
+ */
+static int start_daemon(const struct options *o, struct daemon *d, struct pidfile *pf)
+{
+	int report_fd = -1, ret, r;
+
+	if (!o->foreground)
+		daemonize(&report_fd);
+	r = pidfile_write(pf);
+	if (r < 0)
+		log_warning("cannot write pid file '%s': %s, ignoring", pf->path, strerror(-r));
+	/* After the drop, the daemon may not remove it from its directory: a keeper will. */
+	if (pf->fd >= 0 && d->conf.user) {
+		r = pidfile_keep_removable(pf);
+		if (r < 0)
+			log_warning("pid file '%s' may stay behind at exit: %s", pf->path,
+				    strerror(-r));
+	}
+	ret = drop_privileges(d);
+	if (ret == 0 && daemon_start(d) < 0)
+		ret = EXIT_RUNTIME;
+	report_start(&report_fd, (unsigned char)ret);
+	return ret;
+}
+
+/* Run until the daemon stops: its exit code. */
+static int wait_daemon(struct daemon *d)
+{
+	int r = daemon_run(d);
+
+	if (d->conf.status_file)
+		(void)stats_remove_status(d->conf.status_file);
+	return r == -EPERM    ? EXIT_NO_PERM
+	       : r == -ENOENT ? EXIT_NO_SOURCE
+	       : r < 0	      ? EXIT_RUNTIME
+			      : 0;
+}
+
+/*
+ * The daemon's modes (feed, -t, --once, --dump): conf and set become the daemon's (freed
+ * here either way). The exit code.
+ */
+static int run_daemon(struct options *o, struct conf *conf, struct source_set *set)
+{
+	enum daemon_mode mode = o->test_mode ? DAEMON_TEST
+				: o->once    ? DAEMON_ONCE
+				: o->dump    ? DAEMON_DUMP
+					     : DAEMON_FEED;
+	struct pidfile pid_file = { .fd = -1, .keeper_fd = -1 };
+	struct daemon d;
+	int ret, r;
+
+	r = daemon_init(&d, conf, set, mode, o->dump_bytes, cmdline_reload_config, o);
+	if (r < 0) {
+		if (r == -EPERM)
+			notify_nothing_to_do("not permitted to feed the kernel: no CAP_SYS_ADMIN");
+		source_set_free(set);
+		conf_free(conf);
+		return r == -EPERM ? EXIT_NO_PERM : EXIT_RUNTIME;
+	}
+	ret = lock_pid_file(o, &d, &pid_file);
+	if (!ret)
+		ret = open_sources(&d);
+	if (!ret)
+		ret = start_daemon(o, &d, &pid_file);
+	if (ret) /* a failed start puts back what the sources changed (rng_current): rngd(8) */
+		source_set_abort(d.set);
+	else
+		ret = wait_daemon(&d);
+	pidfile_release(&pid_file);
+	daemon_fini(&d);
+	return ret;
+}
+
+/* Everything after the command line: one mode, its exit code. */
+static int run_mode(struct options *o)
+{
+	char err[CONF_ERR_MAX];
+	struct source_set *set = NULL;
+	struct conf conf;
+	int ret;
+
+	if (o->print_options)
+		return show_source_options(o->print_options);
+	if (cmdline_load_config(o, &conf, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return EXIT_CONFIG;
+	}
+	o->config_seen = conf.path != NULL;
+	if (o->restore_kernel_hwrng || o->grant_kernel_hwrng)
+		ret = kernel_hwrng_command(o, &conf);
+	else if (o->status)
+		ret = show_status(o, &conf);
+	else if (o->dump && cmdline_dump_config(o, &conf, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		ret = EXIT_CONFIG;
+	} else if (source_set_new(&set, &conf, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		ret = EXIT_CONFIG;
+	} else if (o->check_config || o->list) {
+		ret = check_sources(o, set, &conf);
+		source_set_free(set);
+	} else {
+		return run_daemon(o, &conf, set);
+	}
+	conf_free(&conf);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
-	char err[CONF_ERR_MAX], why[256];
 	struct options o = { 0 };
-	struct conf conf;
-	struct source_set *set = NULL;
-	struct daemon d;
-	enum daemon_mode mode = DAEMON_FEED;
-	struct pidfile pid_file = { .fd = -1, .keeper_fd = -1 };
-	int report_fd = -1, r, ret = EXIT_RUNTIME, usable;
-	bool started = false;
+	char why[256];
+	int ret;
 
 	/*
 	 * First thing: a closed standard fd would be taken by the next open (signalfd, the
@@ -211,209 +459,11 @@ int main(int argc, char **argv)
 
 	if (source_check_drivers(source_drivers, source_n_drivers, why, sizeof(why)) < 0) {
 		log_error("internal error: source table: %s", why);
-		return EXIT_RUNTIME;
-	}
-	if (o.print_options) {
-		if (source_print_options(o.print_options, stdout) < 0) {
-			log_error("option -O: unknown source '%s'", o.print_options);
-			return EXIT_USAGE;
-		}
-		return 0;
-	}
-
-	if (cmdline_load_config(&o, &conf, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		cmdline_free(&o);
-		return EXIT_CONFIG;
-	}
-	o.config_seen = conf.path != NULL;
-	if (o.status && !conf.status_file) {
-		log_error("the status file is disabled ('status-file' is empty): there is no status "
-			  "to show");
 		ret = EXIT_RUNTIME;
-		goto out_conf;
-	}
-	if (o.restore_kernel_hwrng || o.grant_kernel_hwrng) {
-		ret = kernel_hwrng_command(&o, &conf);
-		goto out_conf;
-	}
-	if (o.status) {
-		r = stats_print_status(conf.status_file, o.status_json, stdout);
-		ret = r < 0 ? EXIT_RUNTIME : 0;
-		goto out_conf;
-	}
-	if (o.dump && cmdline_dump_config(&o, &conf, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		ret = EXIT_CONFIG;
-		goto out_conf;
-	}
-	if (source_set_new(&set, &conf, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		ret = EXIT_CONFIG;
-		goto out_conf;
-	}
-	if (o.check_config && conf.user) {
-		uid_t uid;
-		gid_t gid;
-
-		/* The user and group must exist here (privs_lookup() says which does not). */
-		if (privs_lookup(conf.user, conf.group, &uid, &gid) < 0) {
-			ret = EXIT_CONFIG;
-			goto out_set;
-		}
-	}
-	if (o.check_config) {
-		printf("%s: configuration OK\n", conf.path ? conf.path : "defaults");
-		ret = 0;
-		goto out_set;
-	}
-	if (o.list) {
-		ret = source_set_list(set, stdout) > 0 ? 0 : EXIT_NO_SOURCE;
-		goto out_set;
-	}
-
-	if (o.test_mode)
-		mode = DAEMON_TEST;
-	else if (o.once)
-		mode = DAEMON_ONCE;
-	else if (o.dump)
-		mode = DAEMON_DUMP;
-
-	r = daemon_init(&d, &conf, set, mode, o.dump_bytes, cmdline_reload_config, &o);
-	if (r < 0) {
-		ret = r == -EPERM ? EXIT_NO_PERM : EXIT_RUNTIME;
-		if (ret == EXIT_NO_PERM)
-			notify_nothing_to_do("not permitted to feed the kernel: no CAP_SYS_ADMIN");
-		goto out_set;
-	}
-	/* conf and set belong to d from here on. */
-	/*
-	 * Locked before the sources are opened (a second daemon must not switch the first's
-	 * backend) and before the fork (so that it fails in the foreground).
-	 */
-	if (!o.foreground && d.conf.pid_file) {
-		pid_t holder;
-
-		r = pidfile_lock(&pid_file, d.conf.pid_file, &holder, why, sizeof(why));
-		if (r == -EBUSY) {
-			log_error("pid file '%s': %s; not starting a second one", d.conf.pid_file,
-				  why);
-			ret = EXIT_RUNTIME;
-			goto out_daemon;
-		}
-		if (r < 0)
-			log_warning("cannot use pid file '%s': %s, ignoring", d.conf.pid_file, why);
-	}
-	usable = source_set_init(d.set);
-	r = source_set_start_error(d.set);
-	if (r == EINVAL) { /* the source has said why, naming itself */
-		notify_nothing_to_do("bad configuration of a source");
-		ret = EXIT_CONFIG;
-		goto out_daemon;
-	}
-	/* --once seeds from what is there now: it does not wait for a device to appear. */
-	if (usable > 0 && mode == DAEMON_ONCE)
-		usable = (int)source_set_count_state(d.set, SOURCE_STARTING);
-	if (usable <= 0) {
-		char text[256];
-
-		no_source_why(d.set, text, sizeof(text));
-		log_full(LOG_WARNING, NULL, "no-source", SOURCE_MESSAGE_NO_SOURCE, "%s", text);
-		/* A limit or a permission of this run is a runtime failure, not "nothing here". */
-		if (r > 0) {
-			log_error("a source failed for a reason of this run (%s), not for want of "
-				  "hardware",
-				  strerror(r));
-			ret = EXIT_RUNTIME;
-			goto out_daemon;
-		}
-		notify_nothing_to_do(text);
-		ret = EXIT_NO_SOURCE;
-		goto out_daemon;
-	}
-
-	if (!o.foreground)
-		daemonize(&report_fd);
-	r = pidfile_write(&pid_file);
-	if (r < 0)
-		log_warning("cannot write pid file '%s': %s, ignoring", pid_file.path,
-			    strerror(-r));
-	/* After the drop, the daemon may not remove it from its directory: a keeper will. */
-	if (pid_file.fd >= 0 && d.conf.user) {
-		r = pidfile_keep_removable(&pid_file);
-		if (r < 0)
-			log_warning("pid file '%s' may stay behind at exit: %s", pid_file.path,
-				    strerror(-r));
-	}
-
-	/*
-	 * Every device, sysfs file and MSR is open: drop what is not needed from here on,
-	 * before any thread starts (capabilities are per thread). The status directory goes to
-	 * the new user first so that the status file can still be replaced.
-	 */
-	if (d.conf.user && d.conf.status_file) {
-		uid_t uid;
-		gid_t gid;
-
-		r = privs_lookup(d.conf.user, d.conf.group, &uid, &gid);
-		if (r >= 0) {
-			r = stats_prepare_dir(d.conf.status_file, uid, gid);
-			if (r == -ELOOP)
-				log_warning("the directory of '%s' is a symlink: not followed; no "
-					    "status file",
-					    d.conf.status_file);
-			else if (r == -EPERM)
-				log_warning("the directory of '%s' is neither user '%s''s nor one "
-					    "rngd made (root's, mode 0755, only its files): not "
-					    "handing it over; no status file",
-					    d.conf.status_file, d.conf.user);
-			else if (r < 0)
-				log_warning("cannot prepare the directory of '%s': %s, ignoring",
-					    d.conf.status_file, strerror(-r));
-			r = 0;
-		}
 	} else {
-		r = 0;
+		ret = run_mode(&o);
 	}
-	/* Opens rng_quality for writing, which the drop would make impossible. */
-	daemon_start_kernel_hwrng(&d);
-	if (r >= 0)
-		r = privs_drop(d.conf.user, d.conf.group);
-	if (r >= 0)
-		r = privs_verify();
-	if (r < 0) {
-		ret = r == -EPERM ? EXIT_NO_PERM : r == -ENOENT || r == -EINVAL ? EXIT_CONFIG
-										   : EXIT_RUNTIME;
-		report_start(&report_fd, (unsigned char)ret);
-		goto out_daemon;
-	}
-
-	r = daemon_start(&d);
-	if (r < 0) {
-		report_start(&report_fd, EXIT_RUNTIME);
-		goto out_daemon;
-	}
-	report_start(&report_fd, 0);
-	started = true;
-
-	r = daemon_run(&d);
-	if (d.conf.status_file)
-		(void)stats_remove_status(d.conf.status_file);
-	ret = r == -EPERM ? EXIT_NO_PERM : r == -ENOENT ? EXIT_NO_SOURCE : r < 0 ? EXIT_RUNTIME : 0;
-
-out_daemon:
-	/* A failed start puts back what the sources changed (rng_current), as rngd(8) says. */
-	if (!started && ret != 0)
-		source_set_abort(d.set);
-	pidfile_release(&pid_file);
-	daemon_fini(&d);
 	cmdline_free(&o);
 	log_flush();
-	return ret;
-out_set:
-	source_set_free(set);
-out_conf:
-	conf_free(&conf);
-	cmdline_free(&o);
 	return ret;
 }
