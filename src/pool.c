@@ -187,7 +187,7 @@ size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, ui
 		 uint64_t max_age_ns, unsigned int max_bits_per_byte, size_t *bytes,
 		 uint64_t *bits)
 {
-	size_t count = source_set_size(p->set), used = 0, k = 0;
+	size_t count = source_set_size(p->set), used = 0, k = 0, first = count;
 
 	*bits = 0;
 	for (size_t j = 0; j < count; j++) {
@@ -207,9 +207,16 @@ size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, ui
 					       max_bits_per_byte);
 		*bits += ps->bits;
 		k += ps->got;
+		if (ps->got && first == count)
+			first = i;
 	}
-	if (count)
-		p->next = (p->next + 1) % count;
+	/*
+	 * The next call starts after the source that gave first: a turn goes to a source
+	 * that has data, not to a position in the set (absent and waiting sources hold their
+	 * places in it, and would hand their turns to whoever follows them).
+	 */
+	if (first < count)
+		p->next = (first + 1) % count;
 	*bytes = k;
 	return used;
 }

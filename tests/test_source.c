@@ -1234,6 +1234,65 @@ static void test_remainder_after_feed(void **state)
 	unlink(tmp_path("rem"));
 }
 
+/*
+ * The pool's turns go to the sources that have data: with file:b empty between file:a and
+ * file:c, feeds alternate a, c, a, c (a turn by position in the set gave c two of three,
+ * and a set's absent sources handed their turns to the one after them).
+ */
+static void test_pool_turns_skip_empty(void **state)
+{
+	static struct sec x[3];
+	static struct conf c;
+	struct source_set *set = NULL;
+	char err[CONF_ERR_MAX], name[3][8];
+	uint8_t *in, *want;
+	size_t in_len, k;
+	struct iovec iov[4];
+	struct pool *p;
+	uint64_t bits, deadline;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	(void)state;
+	assert_true(make_input(&in, &in_len, &want, 2, NULL) >= 1);
+	for (int i = 0; i < 3; i++) {
+		snprintf(name[i], sizeof(name[i]), "turn%c", 'a' + i);
+		write_file(tmp_path(name[i]), in, i == 1 ? 0 : in_len);
+	}
+	sec_make(&x[0], "file:a", 1, "path", tmp_path(name[0]), NULL);
+	sec_make(&x[1], "file:b", 2, "path", tmp_path(name[1]), NULL);
+	sec_make(&x[2], "file:c", 3, "path", tmp_path(name[2]), NULL);
+	conf_make(&c, x, 3);
+	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	source_set_init(set);
+	assert_int_equal(source_set_start(set, efd), 0);
+	assert_int_equal(pool_new(&p, set), 0);
+	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	while ((source_available(source_set_get(set, 0), now_ns(), MAX_AGE) == 0 ||
+		source_available(source_set_get(set, 2), now_ns(), MAX_AGE) == 0) &&
+	       now_ns() < deadline)
+		wait_wake(efd, 100);
+
+	for (int turn = 0; turn < 4; turn++) {
+		struct source_stats a, cc;
+
+		pool_peek(p, iov, ARRAY_SIZE(iov), 100, now_ns(), MAX_AGE, 8, &k, &bits);
+		assert_int_equal(k, 100);
+		pool_consume(p, true);
+		source_get_stats(source_set_get(set, 0), &a);
+		source_get_stats(source_set_get(set, 2), &cc);
+		assert_int_equal(a.bytes_fed, 100 * (uint64_t)(turn / 2 + 1));
+		assert_int_equal(cc.bytes_fed, 100 * (uint64_t)((turn + 1) / 2));
+	}
+
+	pool_free(p);
+	source_set_free(set);
+	close(efd);
+	free(in);
+	free(want);
+	for (int i = 0; i < 3; i++)
+		unlink(tmp_path(name[i]));
+}
+
 /* A new set over the file path, read to its end into got (3 blocks); its stats in *st. */
 static size_t read_file_set(const char *path, int efd, uint8_t *got, struct source_stats *st)
 {
@@ -1312,6 +1371,7 @@ int main(void)
 		cmocka_unit_test(test_peek_and_consume),
 		cmocka_unit_test(test_read_once),
 		cmocka_unit_test(test_remainder_after_feed),
+		cmocka_unit_test(test_pool_turns_skip_empty),
 		cmocka_unit_test(test_file_offset_survives),
 	};
 
