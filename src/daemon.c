@@ -95,6 +95,8 @@ static uint64_t tick_period(const struct daemon *d)
 		p = NSEC_PER_SEC;
 	if (d->conf.status_interval)
 		p = MIN(p, d->conf.status_interval * NSEC_PER_SEC);
+	if (d->conf.metrics_file && d->conf.metrics_interval)
+		p = MIN(p, d->conf.metrics_interval * NSEC_PER_SEC);
 	if (d->conf.stats_interval)
 		p = MIN(p, d->conf.stats_interval * NSEC_PER_SEC);
 	if (d->notify)	/* STATUS= changes are flushed at most once a second */
@@ -304,7 +306,7 @@ int daemon_start(struct daemon *d)
 	}
 	d->test_last_ns = d->test_start_ns = now;
 	d->ready_deadline_ns = now + d->conf.ready_timeout * NSEC_PER_SEC;
-	d->next_status_ns = now;
+	d->next_status_ns = d->next_metrics_ns = now;
 	d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
 	daemon_reset_tick(d);
 	log_full(LOG_INFO, NULL, "started", DAEMON_MESSAGE_STARTED,
@@ -674,6 +676,8 @@ int daemon_run(struct daemon *d)
 		}
 	}
 	notify_stopping();
+	/* The last numbers stay for the textfile collector; their age says rngd is gone. */
+	daemon_write_metrics(d);
 	if (d->mode == DAEMON_TEST)
 		daemon_test_rate_line(d, true);
 	if (r >= 0 && d->bytes_lost) {
