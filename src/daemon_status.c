@@ -129,11 +129,16 @@ static void write_metrics(struct daemon *d, const struct snapshot *s)
 	d->metrics_error_logged = r < 0;
 }
 
+bool daemon_writes_metrics(const struct daemon *d)
+{
+	return d->conf.metrics_file && d->mode == DAEMON_FEED;
+}
+
 void daemon_write_metrics(struct daemon *d)
 {
 	struct snapshot s;
 
-	if (!d->conf.metrics_file || snapshot_take(d, &s) < 0)
+	if (!daemon_writes_metrics(d) || snapshot_take(d, &s) < 0)
 		return;
 	write_metrics(d, &s);
 	snapshot_free(&s);
@@ -146,11 +151,12 @@ void daemon_write_metrics(struct daemon *d)
  */
 void daemon_update_status(struct daemon *d, bool force_file)
 {
-	uint64_t now = now_ns();
+	/* Half a tick early is on time: the tick timer may fire a hair before the deadline. */
+	uint64_t now = now_ns(), soon = now + d->tick_ns / 2;
 	bool file_due = d->conf.status_file &&
-			(force_file || (d->conf.status_interval && now >= d->next_status_ns));
-	bool metrics_due = d->conf.metrics_file &&
-			   (force_file || (d->conf.metrics_interval && now >= d->next_metrics_ns));
+			(force_file || (d->conf.status_interval && soon >= d->next_status_ns));
+	bool metrics_due = daemon_writes_metrics(d) &&
+			   (force_file || (d->conf.metrics_interval && soon >= d->next_metrics_ns));
 	struct snapshot s;
 	char text[512];
 	int r;

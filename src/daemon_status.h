@@ -15,7 +15,9 @@ void daemon_stats_line(struct daemon *d);
  * files now when force_file.
  */
 void daemon_update_status(struct daemon *d, bool force_file);
-/* The metrics file now, when there is one (at exit). */
+/* Whether d writes a metrics file: one is set and d is the daemon (not -t, --once, --dump). */
+bool daemon_writes_metrics(const struct daemon *d);
+/* The metrics file now, when d writes one (at exit). */
 void daemon_write_metrics(struct daemon *d);
 /* Test mode: the rate line of the last interval, or with final the summary of the run. */
 void daemon_test_rate_line(struct daemon *d, bool final);

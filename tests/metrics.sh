@@ -192,6 +192,48 @@ test_no_symlink() {
 	exec {wfd}>&-
 }
 
+# Every metrics-interval on time, whatever the other intervals: 3 s beside a status file of
+# 2 s (a tick of 2 s would make it 4); and --dump, which is not the daemon, writes none.
+test_cadence() {
+	local times=() ino last=0 now end i bad=
+	mkfifo "$T/idle3"
+	exec {wfd}<>"$T/idle3"
+	start_logged "$T/cadence.log" 10 "started" "cadence" -f -c "$T/conf" "${NOSRC[@]}" \
+		-O "file:idle:path:$T/idle3" -o "$T/out3" -O rngd:pid-file: \
+		-O "rngd:status-file:$T/run3/status.json" -O rngd:status-interval:2 \
+		--metrics-file="$T/prom/cadence.prom" --metrics-interval=3 || return
+	end=$(($(date +%s%N) + 11500000000))
+	while now=$(date +%s%N) && [ "$now" -lt "$end" ]; do
+		ino=$(stat -c %i "$T/prom/cadence.prom" 2>/dev/null)
+		if [ -n "$ino" ] && [ "$ino" != "$last" ]; then
+			times+=("$now")
+			last=$ino
+		fi
+		sleep 0.05
+	done
+	kill -TERM "$pid"
+	wait "$pid"
+	exec {wfd}>&-
+	for ((i = 1; i < ${#times[@]}; i++)); do
+		local gap=$(((times[i] - times[i - 1]) / 1000000))
+		[ "$gap" -ge 2500 ] && [ "$gap" -le 3500 ] || bad="$bad $gap"
+	done
+	if [ ${#times[@]} -ge 4 ] && [ -z "$bad" ]; then
+		ok "metrics-interval 3 beside status-interval 2: rewritten every 3 s (${#times[@]} writes in 11.5 s)"
+	else
+		fail "metrics-interval 3: ${#times[@]} writes in 11.5 s, gaps off 3 s (ms):$bad"
+	fi
+
+	"$RNGD" -f -c "$T/conf" "${NOSRC[@]}" -O "file:d:path:$T/in" -O rngd:pid-file: \
+		-O rngd:status-file: --metrics-file="$T/prom/dump.prom" --dump file:d \
+		--dump-bytes 2500 >/dev/null 2>"$T/dump.log"
+	if [ ! -e "$T/prom/dump.prom" ]; then
+		ok "--dump with metrics-file set: no metrics file (the daemon's alone)"
+	else
+		fail "--dump wrote the metrics file"
+	fi
+}
+
 test_bad_settings() {
 	local rc
 	printf '[rngd]\nmetrics-interval = soon\n' >"$T/bad.conf"
@@ -235,5 +277,6 @@ test_bad_settings() {
 
 test_real_run
 test_no_symlink
+test_cadence
 test_bad_settings
 finish
