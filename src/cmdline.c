@@ -29,6 +29,9 @@ enum {
 	OPT_KERNEL_HWRNG,
 	OPT_RESTORE_KERNEL_HWRNG,
 	OPT_GRANT_KERNEL_HWRNG,
+	OPT_FORMAT,
+	OPT_METRICS_FILE,
+	OPT_METRICS_INTERVAL,
 };
 
 static const struct option long_options[] = {
@@ -64,6 +67,9 @@ static const struct option long_options[] = {
 	{ "kernel-hwrng", required_argument, NULL, OPT_KERNEL_HWRNG },
 	{ "restore-kernel-hwrng", no_argument, NULL, OPT_RESTORE_KERNEL_HWRNG },
 	{ "grant-kernel-hwrng", optional_argument, NULL, OPT_GRANT_KERNEL_HWRNG },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+	{ "metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL },
 	{ 0 },
 };
 
@@ -95,6 +101,11 @@ static void usage(FILE *f)
 		"  -c, --config=FILE           configuration file (" CONF_DEFAULT_PATH ")\n"
 		"      --check-config          check the configuration and exit\n"
 		"      --status [--json]       print the running daemon's status\n"
+		"      --format=FORMAT         --status as: table (default), json, or openmetrics\n"
+		"                              (Prometheus text, as metrics-file has it)\n"
+		"      --metrics-file=PATH     write metrics for Prometheus there (node_exporter's\n"
+		"                              textfile directory)\n"
+		"      --metrics-interval=SECONDS  how often (15)\n"
 		"      --once                  seed the kernel once, reseed, exit\n"
 		"      --dump=NAME             write one source's tested output to stdout\n"
 		"      --dump-bytes=N          stop --dump after N bytes\n"
@@ -192,6 +203,20 @@ static void parse_option_arg(struct options *o, const char *arg)
 	free(key);
 }
 
+/* --format=FORMAT of --status. */
+static enum status_format parse_format(const char *s)
+{
+	if (strcmp(s, "table") == 0)
+		return STATUS_FORMAT_TABLE;
+	if (strcmp(s, "json") == 0)
+		return STATUS_FORMAT_JSON;
+	/* What the textfile collector reads is Prometheus' text format: both names say it. */
+	if (strcmp(s, "openmetrics") == 0 || strcmp(s, "prometheus") == 0)
+		return STATUS_FORMAT_METRICS;
+	usage_error("option --format: '%s' is not one of: table json openmetrics prometheus", s);
+	return STATUS_FORMAT_TABLE; /* not reached: usage_error() exits */
+}
+
 void cmdline_parse(struct options *o, int argc, char **argv)
 {
 	int c;
@@ -273,7 +298,18 @@ void cmdline_parse(struct options *o, int argc, char **argv)
 			o->status = true;
 			break;
 		case OPT_JSON:
-			o->status_json = true;
+			o->status_format = STATUS_FORMAT_JSON;
+			o->status_format_option = "--json";
+			break;
+		case OPT_FORMAT:
+			o->status_format = parse_format(optarg);
+			o->status_format_option = "--format";
+			break;
+		case OPT_METRICS_FILE:
+			add_override(o, NULL, "metrics-file", optarg, c);
+			break;
+		case OPT_METRICS_INTERVAL:
+			add_override(o, NULL, "metrics-interval", optarg, c);
 			break;
 		case OPT_ONCE:
 			o->once = true;
@@ -310,8 +346,8 @@ void cmdline_parse(struct options *o, int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (o->status_json && !o->status)
-		usage_error("%s goes with --status", "--json");
+	if (o->status_format_option && !o->status)
+		usage_error("%s goes with --status", o->status_format_option);
 	if (o->dump_bytes && !o->dump)
 		usage_error("%s goes with --dump", "--dump-bytes");
 }

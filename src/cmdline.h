@@ -31,13 +31,22 @@ struct override {
 	char where[48];		/* "option -R" */
 };
 
+/* What --status prints. */
+enum status_format {
+	STATUS_FORMAT_TABLE,	/* for people (default) */
+	STATUS_FORMAT_JSON,	/* --json, --format=json: the document as it is */
+	STATUS_FORMAT_METRICS,	/* --format=openmetrics: metrics.h */
+};
+
 struct options {
 	const char *config_path;
 	bool config_explicit;
 	bool config_seen; /* read at start: a reload must find it again */
 	bool foreground;
 	int log_level;
-	bool list, check_config, test_mode, once, status, status_json, ignore_fail;
+	bool list, check_config, test_mode, once, status, ignore_fail;
+	enum status_format status_format;
+	const char *status_format_option; /* "--json" or "--format" when given */
 	const char *dump;
 	uint64_t dump_bytes;
 	const char *print_options;

@@ -50,6 +50,10 @@ struct conf {
 	char *status_file;		/* status-file: default /run/rngd/status.json;
 					   NULL (empty value) = none */
 	uint64_t status_interval;	/* status-interval: seconds, 0 = only on SIGUSR1; default 10 */
+	char *metrics_file;		/* metrics-file [--metrics-file]: Prometheus text (metrics.h);
+					   NULL (default, empty value) = none */
+	uint64_t metrics_interval;	/* metrics-interval [--metrics-interval]: seconds, 0 = only
+					   on SIGUSR1 and at exit; default 15 */
 	uint64_t stats_interval;	/* stats-interval: seconds between statistics lines, 0 = off
 					   (default) */
 	bool use_slow_sources;		/* use-slow-sources [-u] */

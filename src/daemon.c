@@ -86,17 +86,37 @@ static const char *sink_kind(const struct daemon *d)
 	return legacy_kernel(d) ? "legacy kernel" : "kernel";
 }
 
-/* The tick serves the test-mode rate line, the status file, statistics and the watchdog. */
+static uint64_t gcd(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The tick serves the test-mode rate line, the status and metrics files, statistics and
+ * the watchdog. The files' and the statistics' intervals (whole seconds) get a tick that
+ * divides each of them, so that each comes on time: a tick of 10 s would write a metrics
+ * file of 15 s every 20.
+ */
 static uint64_t tick_period(const struct daemon *d)
 {
-	uint64_t p = UINT64_MAX;
+	uint64_t p = UINT64_MAX, s = 0;
 
-	if (d->mode == DAEMON_TEST)
-		p = NSEC_PER_SEC;
 	if (d->conf.status_interval)
-		p = MIN(p, d->conf.status_interval * NSEC_PER_SEC);
+		s = gcd(s, d->conf.status_interval);
+	if (daemon_writes_metrics(d) && d->conf.metrics_interval)
+		s = gcd(s, d->conf.metrics_interval);
 	if (d->conf.stats_interval)
-		p = MIN(p, d->conf.stats_interval * NSEC_PER_SEC);
+		s = gcd(s, d->conf.stats_interval);
+	if (s)
+		p = s * NSEC_PER_SEC;
+	if (d->mode == DAEMON_TEST)
+		p = MIN(p, NSEC_PER_SEC);
 	if (d->notify)	/* STATUS= changes are flushed at most once a second */
 		p = MIN(p, NSEC_PER_SEC);
 	if (d->watchdog_ns)
@@ -304,7 +324,7 @@ int daemon_start(struct daemon *d)
 	}
 	d->test_last_ns = d->test_start_ns = now;
 	d->ready_deadline_ns = now + d->conf.ready_timeout * NSEC_PER_SEC;
-	d->next_status_ns = now;
+	d->next_status_ns = d->next_metrics_ns = now;
 	d->next_stats_ns = now + d->conf.stats_interval * NSEC_PER_SEC;
 	daemon_reset_tick(d);
 	log_full(LOG_INFO, NULL, "started", DAEMON_MESSAGE_STARTED,
@@ -674,6 +694,8 @@ int daemon_run(struct daemon *d)
 		}
 	}
 	notify_stopping();
+	/* The last numbers stay for the textfile collector; their age says rngd is gone. */
+	daemon_write_metrics(d);
 	if (d->mode == DAEMON_TEST)
 		daemon_test_rate_line(d, true);
 	if (r >= 0 && d->bytes_lost) {

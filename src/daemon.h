@@ -62,6 +62,7 @@ struct daemon {
 	bool stream_fast;	/* the last streaming write was a full batch */
 	uint64_t timer_at;	/* when the feed timer fires, UINT64_MAX: disarmed */
 	bool status_error_logged;
+	bool metrics_error_logged;
 	int sig_fd, wake_fd, timer_fd, tick_fd;
 	uint64_t tick_ns;	/* tick period, 0 = off */
 	struct pool *pool;	/* the set's blocks, in turn, and their credit */
@@ -73,7 +74,8 @@ struct daemon {
 	struct daemon_counters c;
 	/* Test mode: what the last rate line saw. */
 	uint64_t test_start_ns, test_last_ns, test_last_bytes, test_bytes;
-	uint64_t next_status_ns, next_stats_ns, next_watchdog_ns, ready_deadline_ns;
+	uint64_t next_status_ns, next_metrics_ns, next_stats_ns, next_watchdog_ns,
+		ready_deadline_ns;
 	uint64_t watchdog_ns;
 	/* A failed feed: wait retry_ns (1 s doubling, capped) before the next one, at retry_at. */
 	uint64_t retry_ns, retry_at;

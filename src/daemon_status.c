@@ -14,6 +14,7 @@
 
 #include "daemon_status.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "stats.h"
 #include "util.h"
@@ -37,6 +38,8 @@ static void snapshot_free(struct snapshot *s)
 static int snapshot_take(struct daemon *d, struct snapshot *s)
 {
 	size_t n = source_set_size(d->set);
+	uint64_t mono = now_ns(), real = realtime_ns();
+	const char *backend = NULL, *takeover = kernel_hwrng_takeover_state(&d->kh, &backend);
 
 	memset(s, 0, sizeof(*s));
 	s->src = calloc(n ? n : 1, sizeof(*s->src));
@@ -62,6 +65,10 @@ static int snapshot_take(struct daemon *d, struct snapshot *s)
 		ss->health_failures = st->health_failures;
 		ss->bytes_fed = st->bytes_fed;
 		ss->bits_credited = st->bits_credited;
+		/* The reader stamps blocks with the monotonic clock; the document wants a date. */
+		if (st->last_passed_ns && st->last_passed_ns <= mono &&
+		    mono - st->last_passed_ns < real)
+			ss->last_passed = real - (mono - st->last_passed_ns);
 		ss->last_error = st->last_error_text[0] ? st->last_error_text : NULL;
 		ss->n_counters = MIN(st->n_counters, (size_t)STATUS_MAX_COUNTERS);
 		for (size_t k = 0; k < ss->n_counters; k++) {
@@ -81,6 +88,11 @@ static int snapshot_take(struct daemon *d, struct snapshot *s)
 		.bits_credited = d->c.bits_credited,
 		.reseeds = d->c.reseeds,
 		.last_feed = d->c.last_feed,
+		.feed_interval = d->conf.feed_interval,
+		.kernel_hwrng_mode = d->conf.kernel_hwrng,
+		.kernel_hwrng_takeover = takeover,
+		.kernel_hwrng_backend = backend,
+		.updated = real,
 		.n_sources = n,
 		.sources = s->src,
 	};
@@ -106,18 +118,50 @@ void daemon_stats_line(struct daemon *d)
 	snapshot_free(&s);
 }
 
-/* STATUS= for systemd (sent only on change, at most once a second) and the status file
- * (every status-interval, or now when forced). */
+/* The metrics file from snapshot s; a failure is logged once until a write succeeds. */
+static void write_metrics(struct daemon *d, const struct snapshot *s)
+{
+	int r = metrics_write(d->conf.metrics_file, &s->doc);
+
+	if (r < 0 && !d->metrics_error_logged)
+		log_warning("cannot write the metrics file '%s': %s, ignoring",
+			    d->conf.metrics_file, strerror(-r));
+	d->metrics_error_logged = r < 0;
+}
+
+bool daemon_writes_metrics(const struct daemon *d)
+{
+	return d->conf.metrics_file && d->mode == DAEMON_FEED;
+}
+
+void daemon_write_metrics(struct daemon *d)
+{
+	struct snapshot s;
+
+	if (!daemon_writes_metrics(d) || snapshot_take(d, &s) < 0)
+		return;
+	write_metrics(d, &s);
+	snapshot_free(&s);
+}
+
+/*
+ * STATUS= for systemd (sent only on change, at most once a second), the status file
+ * (every status-interval) and the metrics file (every metrics-interval), or both files now
+ * when forced: from one snapshot.
+ */
 void daemon_update_status(struct daemon *d, bool force_file)
 {
-	uint64_t now = now_ns();
+	/* Half a tick early is on time: the tick timer may fire a hair before the deadline. */
+	uint64_t now = now_ns(), soon = now + d->tick_ns / 2;
 	bool file_due = d->conf.status_file &&
-			(force_file || (d->conf.status_interval && now >= d->next_status_ns));
+			(force_file || (d->conf.status_interval && soon >= d->next_status_ns));
+	bool metrics_due = daemon_writes_metrics(d) &&
+			   (force_file || (d->conf.metrics_interval && soon >= d->next_metrics_ns));
 	struct snapshot s;
 	char text[512];
 	int r;
 
-	if (!d->notify && !file_due)
+	if (!d->notify && !file_due && !metrics_due)
 		return;
 	if (snapshot_take(d, &s) < 0)
 		return;
@@ -133,6 +177,10 @@ void daemon_update_status(struct daemon *d, bool force_file)
 				    d->conf.status_file, strerror(-r));
 		d->status_error_logged = r < 0;
 		d->next_status_ns = now + d->conf.status_interval * NSEC_PER_SEC;
+	}
+	if (metrics_due) {
+		write_metrics(d, &s);
+		d->next_metrics_ns = now + d->conf.metrics_interval * NSEC_PER_SEC;
 	}
 	snapshot_free(&s);
 }

@@ -297,6 +297,7 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 			 cur, kh->state, s.quality, s.quality);
 		q = s.quality;
 	} else if (q == 0) {
+		kh->not_needed = true;
 		return refuse(kh, 0, LOG_INFO, "rng_quality of %s is already 0: the kernel "
 			      "credits it nothing; nothing to take over", cur);
 	}
@@ -328,6 +329,7 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 	if (strcmp(sel, "1") == 0)
 		(void)sysfs_write(kh->dir, "rng_current", cur);
 	kh->taken = true;
+	kh->lost = false;
 	kh->quality = q;
 	log_full(
 		LOG_NOTICE, WHO, "hwrng-taken-over", NULL,
@@ -403,6 +405,7 @@ static void watch(struct kernel_hwrng *kh, struct source *src)
 	kh->trips = st.window_trips;
 	kh->demoted = true;
 	(void)current_read(kh->dir, cur, sizeof(cur));
+	snprintf(kh->backend, sizeof(kh->backend), "%s", cur);
 	r = quality_write(kh->dir, kh->fd, 0);
 	if (r < 0) {
 		log_full(LOG_ERR, WHO, "hwrng-demoted", KERNEL_HWRNG_MESSAGE_DEMOTED,
@@ -434,6 +437,7 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 		return;
 	}
 	if (!src) {
+		kh->lost = kh->lost || kh->taken;
 		kernel_hwrng_give_back(kh, "no source reads it any more");
 		return;
 	}
@@ -444,10 +448,11 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 
 		snprintf(why, sizeof(why), "the kernel's current backend is now '%s'",
 			 cur[0] ? cur : "none");
+		kh->lost = true;
 		kernel_hwrng_give_back(kh, why);
 	}
 	if (kh->refused && strcmp(cur, kh->backend) != 0)
-		kh->refused = false;
+		kh->refused = kh->not_needed = false;
 	if (!kh->taken && !kh->refused && kh->fd >= 0 && cur[0]) {
 		(void)kernel_hwrng_take(kh);
 	} else if (kh->taken && quality_read(kh->dir, &q) == 0 && q != 0) {
@@ -483,6 +488,8 @@ void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, co
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
 	kh->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (kh->fd < 0) {
+		kh->no_access = true;
+		(void)current_read(dir, kh->backend, sizeof(kh->backend));
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
 			 "cannot open %s for writing (%s): leaving "
 			 "the kernel's hwrng thread as it is (kernel-hwrng = %s acts as leave)",
@@ -517,11 +524,31 @@ void kernel_hwrng_reload(struct kernel_hwrng *kh, const char *mode, struct sourc
 				 "opened at start: restart rngd to apply it",
 				 mode);
 		kh->mode = m;
-		kh->refused = false;
+		kh->refused = kh->not_needed = kh->lost = false;
 		kh->watched = NULL;
 		kh->trips = UINT64_MAX;
 	}
 	kernel_hwrng_update(kh, set);
+}
+
+const char *kernel_hwrng_takeover_state(const struct kernel_hwrng *kh, const char **backend)
+{
+	const char *state = "none";
+
+	if (kh->mode == KERNEL_HWRNG_LEAVE)
+		state = "none";
+	else if (kh->no_access)
+		state = "refused";
+	else if (kh->mode == KERNEL_HWRNG_WATCH)
+		state = kh->demoted ? "demoted" : "none";
+	else if (kh->taken)
+		state = "held";
+	else if (kh->refused)
+		state = kh->not_needed ? "not-needed" : "refused";
+	else if (kh->lost)
+		state = "lost";
+	*backend = strcmp(state, "none") == 0 ? "" : kh->backend;
+	return state;
 }
 
 void kernel_hwrng_stop(struct kernel_hwrng *kh)

@@ -40,6 +40,9 @@ struct kernel_hwrng {
 	bool taken;	      /* this process wrote 0 to backend's rng_quality */
 	bool refused;	      /* take-over of backend refused (logged); not retried */
 	bool demoted;	      /* watch: 0 written once */
+	bool no_access;	      /* rng_quality could not be opened at start: acts as leave */
+	bool not_needed;      /* refused because rng_quality was 0 already */
+	bool lost;	      /* taken earlier in this run, given back while rngd runs */
 	char backend[128];    /* taken over or refused */
 	unsigned int quality; /* rng_quality found before the take-over */
 	uint64_t trips;	      /* watch: failure-window trips seen (UINT64_MAX: take the count) */
@@ -93,6 +96,18 @@ int kernel_hwrng_take(struct kernel_hwrng *kh);
 
 /* Give back what was taken (rng_quality restored, state file removed); logs once. */
 void kernel_hwrng_give_back(struct kernel_hwrng *kh, const char *why);
+
+/*
+ * For the status document: what the take-over (or watch) holds now. "held": this process
+ * wrote 0 to the current backend's rng_quality; "refused": the mode wants to act but the
+ * kernel still credits the backend untested (rng_quality could not be opened, read or
+ * written, or the write made the kernel switch); "lost": held earlier in this run, given
+ * back while rngd runs (no source reads it any more, or the kernel switched backends and the
+ * new one was not taken); "not-needed": rng_quality was 0 already; "demoted": watch lowered
+ * it to 0; "none": leave, or no source reads the kernel's hwrng. *backend gets the backend
+ * concerned, "" when none. Pure.
+ */
+const char *kernel_hwrng_takeover_state(const struct kernel_hwrng *kh, const char **backend);
 
 /* At every exit: kernel_hwrng_give_back() and close. Accepts an initialised, unused kh. */
 void kernel_hwrng_stop(struct kernel_hwrng *kh);

@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "kernel_hwrng.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "pidfile.h"
 #include "privs.h"
@@ -191,16 +192,29 @@ static int show_source_options(const char *name)
 	return 0;
 }
 
-/* --status [--json]: the running daemon's status file, for people (or as it is). */
+/*
+ * --status [--json | --format=F]: the running daemon's status file, for people, as it is,
+ * or as metrics for Prometheus.
+ */
 static int show_status(const struct options *o, const struct conf *conf)
 {
+	struct status_loaded s;
+	int r;
+
 	if (!conf->status_file) {
 		log_error(
 			"the status file is disabled ('status-file' is empty): there is no status "
 			"to show");
 		return EXIT_RUNTIME;
 	}
-	return stats_print_status(conf->status_file, o->status_json, stdout) < 0 ? EXIT_RUNTIME : 0;
+	if (o->status_format != STATUS_FORMAT_METRICS)
+		r = stats_print_status(conf->status_file, o->status_format == STATUS_FORMAT_JSON,
+				       stdout);
+	else if ((r = stats_load_status(conf->status_file, &s)) == 0) {
+		r = metrics_format(&s.doc, stdout);
+		stats_status_free(&s);
+	}
+	return r < 0 || fflush(stdout) != 0 ? EXIT_RUNTIME : 0;
 }
 
 /* --check-config and -l: the set is built (every key validated), then said or listed. */

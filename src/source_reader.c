@@ -539,8 +539,10 @@ static int read_blocks(struct source *src, char *why, size_t len)
 			src->st.health_failures++;
 		else
 			src->st.blocks_tested++;
-		if (res == 0)
+		if (res == 0) {
 			src->st.blocks_passed++;
+			src->st.last_passed_ns = b->time_ns;
+		}
 		if (trip)
 			src->st.window_trips++;
 		for (unsigned int i = 0; !health && i < FIPS_N_TESTS; i++)

@@ -69,6 +69,8 @@ struct source_stats {
 	uint64_t bytes_fed;
 	uint64_t bits_credited;
 	uint64_t window_trips;	  /* times the failure window disabled it (back-off) */
+	uint64_t last_passed_ns;  /* CLOCK_MONOTONIC read time of the last block that passed,
+				     0: none yet */
 	int last_error; /* errno of the last failure, 0 if none */
 	char last_error_text[160];
 	size_t n_counters;

@@ -93,6 +93,7 @@ static json_t *source_to_json(const struct status_source *s)
 	set(o, "bytes_fed", j_uint(s->bytes_fed), &bad);
 	set(o, "bits_credited", j_uint(s->bits_credited), &bad);
 	set(o, "last_error", j_str(s->last_error), &bad);
+	set(o, "last_passed", j_time(s->last_passed), &bad);
 	for (size_t i = 0; i < MIN(s->n_counters, (size_t)STATUS_MAX_COUNTERS); i++)
 		if (s->counters[i].name)
 			set(ctr, s->counters[i].name, j_uint(s->counters[i].value), &bad);
@@ -107,14 +108,16 @@ static json_t *source_to_json(const struct status_source *s)
 static json_t *doc_to_json(const struct status_doc *doc)
 {
 	json_t *o = json_object(), *kernel = json_object(), *feed = json_object();
-	json_t *sources = json_array();
+	json_t *sources = json_array(), *kh = json_object();
+	const char *backend = doc->kernel_hwrng_backend;
 	int bad = 0;
 
-	if (!o || !kernel || !feed || !sources) {
+	if (!o || !kernel || !feed || !sources || !kh) {
 		json_decref(o);
 		json_decref(kernel);
 		json_decref(feed);
 		json_decref(sources);
+		json_decref(kh);
 		return NULL;
 	}
 	set(o, "version", json_integer(STATUS_FORMAT_VERSION), &bad);
@@ -126,11 +129,17 @@ static json_t *doc_to_json(const struct status_doc *doc)
 	set(kernel, "generation", j_str(doc->kernel_generation), &bad);
 	set(kernel, "crng_ready", json_boolean(doc->crng_ready), &bad);
 	set(o, "kernel", kernel, &bad);
+	set(kh, "mode", j_str(doc->kernel_hwrng_mode ? doc->kernel_hwrng_mode : "leave"), &bad);
+	set(kh, "takeover", j_str(doc->kernel_hwrng_takeover ? doc->kernel_hwrng_takeover : "none"),
+	    &bad);
+	set(kh, "backend", j_str(backend && backend[0] ? backend : NULL), &bad);
+	set(o, "kernel_hwrng", kh, &bad);
 	set(feed, "feeds", j_uint(doc->feeds), &bad);
 	set(feed, "bytes_fed", j_uint(doc->bytes_fed), &bad);
 	set(feed, "bits_credited", j_uint(doc->bits_credited), &bad);
 	set(feed, "reseeds", j_uint(doc->reseeds), &bad);
 	set(feed, "last_feed", j_time(doc->last_feed), &bad);
+	set(feed, "interval", j_uint(doc->feed_interval), &bad);
 	set(o, "feed", feed, &bad);
 	for (size_t i = 0; i < doc->n_sources; i++) {
 		json_t *s = source_to_json(&doc->sources[i]);
@@ -299,6 +308,28 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 {
 	_cleanup_(json_decref_p) json_t *root = NULL;
 	_cleanup_(freep) char *text = NULL;
+	size_t n;
+	int r;
+
+	root = doc_to_json(doc);
+	if (!root)
+		return -ENOMEM;
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!text)
+		return -ENOMEM;
+	n = strlen(text);
+	text[n] = '\n'; /* over the NUL: written by length */
+	r = stats_write_file(path, text, n + 1);
+	if (r == -ENOENT) {
+		r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
+		if (r == 0)
+			r = stats_write_file(path, text, n + 1);
+	}
+	return r;
+}
+
+int stats_write_file(const char *path, const char *text, size_t len)
+{
 	_cleanup_(closep) int dfd = -1;
 	const char *base = base_name(path);
 	char tmp[NAME_MAX + 1];
@@ -307,21 +338,8 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 	if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", base, (long)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	dfd = open_dir_of(path);
-	if (dfd == -ENOENT) {
-		r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
-		if (r < 0)
-			return r;
-		dfd = open_dir_of(path);
-	}
 	if (dfd < 0)
 		return dfd;
-
-	root = doc_to_json(doc);
-	if (!root)
-		return -ENOMEM;
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		return -ENOMEM;
 
 	/* O_EXCL|O_NOFOLLOW: never through a name someone planted; a stale one goes first. */
 	(void)unlinkat(dfd, tmp, 0);
@@ -333,9 +351,7 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 		r = -errno;
 		goto fail;
 	}
-	r = write_full(fd, text, strlen(text));
-	if (r == 0)
-		r = write_full(fd, "\n", 1);
+	r = write_full(fd, text, len);
 	if (r < 0)
 		goto fail;
 	if (fsync(fd) < 0) {
@@ -526,11 +542,15 @@ static void print_table(const json_t *root, FILE *out)
 		fprintf(out, "(no sources)\n");
 }
 
-int stats_print_status(const char *path, bool json, FILE *out)
+/*
+ * The document at path, parsed, with the checks every reader wants (logged): it exists, is
+ * JSON, has a "version", and its writer still runs. 0 or -errno.
+ */
+static int load_json(const char *path, json_t **ret)
 {
 	_cleanup_(json_decref_p) json_t *root = NULL;
 	json_error_t err;
-	json_t *version;
+	json_t *pid;
 	FILE *f;
 	int r;
 
@@ -548,36 +568,157 @@ int stats_print_status(const char *path, bool json, FILE *out)
 			  err.line, err.column, err.text);
 		return -EBADMSG;
 	}
-	version = json_object_get(root, "version");
-	if (!json_is_object(root) || !json_is_integer(version)) {
+	if (!json_is_object(root) || !json_is_integer(json_object_get(root, "version"))) {
 		log_error("'%s' is not an rngd status document (no \"version\")", path);
 		return -EBADMSG;
 	}
-	{
-		json_t *pid = json_object_get(root, "pid");
-
-		/* Left by a daemon that was killed (SIGKILL, crash): say so rather than show it. */
-		if (json_is_integer(pid) && json_integer_value(pid) > 0 &&
-		    json_integer_value(pid) <= INT32_MAX &&
-		    kill((pid_t)json_integer_value(pid), 0) < 0 && errno == ESRCH) {
-			log_error("status file '%s' is stale: the rngd that wrote it (pid %lld) is "
-				  "not running",
-				  path, (long long)json_integer_value(pid));
-			return -ESRCH;
-		}
+	pid = json_object_get(root, "pid");
+	/* Left by a daemon that was killed (SIGKILL, crash): say so rather than show it. */
+	if (json_is_integer(pid) && json_integer_value(pid) > 0 &&
+	    json_integer_value(pid) <= INT32_MAX &&
+	    kill((pid_t)json_integer_value(pid), 0) < 0 && errno == ESRCH) {
+		log_error("status file '%s' is stale: the rngd that wrote it (pid %lld) is "
+			  "not running",
+			  path, (long long)json_integer_value(pid));
+		return -ESRCH;
 	}
+	*ret = root;
+	root = NULL;
+	return 0;
+}
+
+/* Whether root has the format version this rngd reads (logged when not). */
+static bool known_version(const char *path, const json_t *root, const char *alternative)
+{
+	json_int_t v = json_integer_value(json_object_get(root, "version"));
+
+	if (v == STATUS_FORMAT_VERSION)
+		return true;
+	log_error("status file '%s' has format version %lld; this rngd reads version %d%s", path,
+		  (long long)v, STATUS_FORMAT_VERSION, alternative);
+	return false;
+}
+
+int stats_print_status(const char *path, bool json, FILE *out)
+{
+	_cleanup_(json_decref_p) json_t *root = NULL;
+	int r = load_json(path, &root);
+
+	if (r < 0)
+		return r;
 	if (json) {
 		if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
 		    fputc('\n', out) == EOF)
 			return -EIO;
 		return 0;
 	}
-	if (json_integer_value(version) != STATUS_FORMAT_VERSION) {
-		log_error("status file '%s' has format version %lld; this rngd reads version %d "
-			  "(use --json)", path, (long long)json_integer_value(version),
-			  STATUS_FORMAT_VERSION);
+	if (!known_version(path, root, " (use --json)"))
 		return -EPROTONOSUPPORT;
-	}
 	print_table(root, out);
 	return ferror(out) ? -EIO : 0;
+}
+
+/* "2026-11-30T04:46:55Z" (format_time()'s) to CLOCK_REALTIME ns; 0 for null or junk. */
+static uint64_t get_time(const json_t *o, const char *key)
+{
+	const char *s = get_str(o, key, NULL);
+	struct tm tm = { 0 };
+	char z = 0;
+	time_t t;
+
+	if (!s ||
+	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z) != 7 ||
+	    z != 'Z')
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	t = timegm(&tm);
+	return t > 0 ? (uint64_t)t * NSEC_PER_SEC : 0;
+}
+
+static void load_source(const json_t *o, struct status_source *s)
+{
+	const json_t *fips = json_object_get(o, "fips_failures");
+	const json_t *ctr = json_object_get(o, "counters");
+	const char *key;
+	json_t *v;
+
+	s->name = get_str(o, "name", "?");
+	s->state = get_str(o, "state", "?");
+	s->state_since = get_time(o, "state_since");
+	s->bytes_read = get_uint(o, "bytes_read");
+	s->blocks_tested = get_uint(o, "blocks_tested");
+	s->blocks_passed = get_uint(o, "blocks_passed");
+	for (size_t i = 0; i < FIPS_N_TESTS; i++)
+		s->fips_failures[i] = get_uint(fips, stats_fips_keys[i]);
+	s->blocks_replayed = get_uint(o, "blocks_replayed");
+	s->health_failures = get_uint(o, "health_failures");
+	s->bytes_fed = get_uint(o, "bytes_fed");
+	s->bits_credited = get_uint(o, "bits_credited");
+	s->last_passed = get_time(o, "last_passed");
+	s->last_error = get_str(o, "last_error", NULL);
+	json_object_foreach((json_t *)ctr, key, v) {
+		if (s->n_counters == STATUS_MAX_COUNTERS)
+			break;
+		s->counters[s->n_counters].name = key;
+		s->counters[s->n_counters++].value = get_uint(ctr, key);
+	}
+}
+
+int stats_load_status(const char *path, struct status_loaded *out)
+{
+	json_t *root = NULL, *kernel, *kh, *feed, *sources, *s;
+	struct status_doc *doc = &out->doc;
+	size_t i;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	r = load_json(path, &root);
+	if (r < 0)
+		return r;
+	out->root = root;
+	if (!known_version(path, root, "")) {
+		stats_status_free(out);
+		return -EPROTONOSUPPORT;
+	}
+	kernel = json_object_get(root, "kernel");
+	kh = json_object_get(root, "kernel_hwrng");
+	feed = json_object_get(root, "feed");
+	sources = json_object_get(root, "sources");
+	out->sources = calloc(MAX(json_array_size(sources), (size_t)1), sizeof(*out->sources));
+	if (!out->sources) {
+		stats_status_free(out);
+		log_error("out of memory");
+		return -ENOMEM;
+	}
+	json_array_foreach(sources, i, s)
+		load_source(s, &out->sources[i]);
+	*doc = (struct status_doc){
+		.rngd_version = get_str(root, "rngd_version", "?"),
+		.pid = (pid_t)get_uint(root, "pid"),
+		.started = get_time(root, "started"),
+		.updated = get_time(root, "updated"),
+		.kernel_generation = get_str(kernel, "generation", "?"),
+		.crng_ready = json_is_true(json_object_get(kernel, "crng_ready")),
+		.feeds = get_uint(feed, "feeds"),
+		.bytes_fed = get_uint(feed, "bytes_fed"),
+		.bits_credited = get_uint(feed, "bits_credited"),
+		.reseeds = get_uint(feed, "reseeds"),
+		.last_feed = get_time(feed, "last_feed"),
+		.feed_interval = get_uint(feed, "interval"),
+		.kernel_hwrng_mode = get_str(kh, "mode", "leave"),
+		.kernel_hwrng_takeover = get_str(kh, "takeover", "none"),
+		.kernel_hwrng_backend = get_str(kh, "backend", NULL),
+		.n_sources = json_array_size(sources),
+		.sources = out->sources,
+	};
+	return 0;
+}
+
+void stats_status_free(struct status_loaded *s)
+{
+	free(s->sources);
+	json_decref(s->root);
+	memset(s, 0, sizeof(*s));
 }

@@ -9,15 +9,18 @@
  * Document, format version 1:
  *   { "version": 1, "rngd_version": "0.1.0", "pid": 123, "started": "...", "updated": "...",
  *     "kernel": { "generation": "modern", "crng_ready": true },
+ *     "kernel_hwrng": { "mode": "take-over", "takeover": "held", "backend": "..." | null },
  *     "feed": { "feeds": 3, "bytes_fed": 192, "bits_credited": 1536, "reseeds": 3,
- *               "last_feed": "..." | null },
+ *               "last_feed": "..." | null, "interval": 60 },
  *     "sources": [ { "name": "hwrng", "state": "running", "state_since": "...",
  *                    "bytes_read": 7500, "blocks_tested": 3, "blocks_passed": 3,
  *                    "fips_failures": { "monobit": 0, "poker": 0, "runs": 0,
  *                                       "long-run": 0, "continuous": 0 },
  *                    "blocks_replayed": 0, "health_failures": 0,
  *                    "bytes_fed": 192, "bits_credited": 1536, "last_error": null | "...",
- *                    "counters": { "name": 0, ... } } ] }
+ *                    "last_passed": "..." | null, "counters": { "name": 0, ... } } ] }
+ * ("takeover" is kernel_hwrng_takeover_state()'s word, "last_passed" the read time of the
+ * last block that passed the tests.)
  * A reader must ignore keys it does not know; "version" changes only when a key changes
  * meaning or goes away.
  */
@@ -56,6 +59,7 @@ struct status_source {
 	uint64_t health_failures;
 	uint64_t bytes_fed;
 	uint64_t bits_credited;
+	uint64_t last_passed;		/* the last block that passed was read then; 0: none */
 	const char *last_error;
 	size_t n_counters;
 	struct status_counter counters[STATUS_MAX_COUNTERS];
@@ -74,6 +78,10 @@ struct status_doc {
 	uint64_t bits_credited;
 	uint64_t reseeds;		/* RNDRESEEDCRNG calls that succeeded */
 	uint64_t last_feed;
+	uint64_t feed_interval;		/* feed-interval, seconds */
+	const char *kernel_hwrng_mode;	/* the kernel-hwrng key: take-over, leave, watch */
+	const char *kernel_hwrng_takeover; /* kernel_hwrng_takeover_state(): held, refused, ... */
+	const char *kernel_hwrng_backend;  /* the backend it concerns; NULL or "": none */
 	size_t n_sources;
 	const struct status_source *sources;
 };
@@ -88,6 +96,14 @@ struct status_doc {
  * 0 or -errno; does not log.
  */
 int stats_write_status(const char *path, const struct status_doc *doc);
+
+/*
+ * Write len bytes of text to path atomically, as stats_write_status() writes the document
+ * (a temporary O_EXCL|O_NOFOLLOW in the directory opened O_NOFOLLOW, fsync, rename; mode
+ * 0644), but never creating the directory: -ENOENT when it is missing. 0 or -errno; does
+ * not log.
+ */
+int stats_write_file(const char *path, const char *text, size_t len);
 
 /* At exit: remove the status file, never through a symlink in its directory's place. */
 int stats_remove_status(const char *path);
@@ -113,6 +129,24 @@ int stats_prepare_dir(const char *path, uid_t uid, gid_t gid);
  * -ESRCH a stale document whose pid is not running.
  */
 int stats_print_status(const char *path, bool json, FILE *out);
+
+/*
+ * A status document read back from its file: doc's strings and sources point into what
+ * stats_load_status() allocated, freed by stats_status_free().
+ */
+struct status_loaded {
+	struct status_doc doc;
+	struct status_source *sources;
+	void *root; /* the parsed JSON (json_t) */
+};
+
+/*
+ * Read the document at path into out, with the checks of stats_print_status() (errors
+ * logged the same way, a format version other than STATUS_FORMAT_VERSION refused): what
+ * the daemon's snapshot had, at one-second resolution for times. 0 or -errno.
+ */
+int stats_load_status(const char *path, struct status_loaded *out);
+void stats_status_free(struct status_loaded *s);
 
 /*
  * One-line summaries for the SIGUSR1 log. stats_format_feed() describes the kernel and the

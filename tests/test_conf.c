@@ -55,6 +55,8 @@ static void assert_defaults(const struct conf *c)
 	assert_int_equal(c->ready_timeout, 5);
 	assert_string_equal(c->status_file, "/run/rngd/status.json");
 	assert_int_equal(c->status_interval, 10);
+	assert_null(c->metrics_file);
+	assert_int_equal(c->metrics_interval, 15);
 	assert_int_equal(c->stats_interval, 0);
 	assert_false(c->use_slow_sources);
 	assert_false(c->force_output);
@@ -108,6 +110,8 @@ static void test_every_key(void **state)
 				   "ready-timeout = 3600\n"
 				   "status-file = /tmp/s.json\n"
 				   "status-interval = 0\n"
+				   "metrics-file = /var/lib/prometheus/node-exporter/rngd.prom\n"
+				   "metrics-interval = 0\n"
 				   "stats-interval = 86400\n"
 				   "use-slow-sources = yes\n"
 				   "force-output = yes\n"
@@ -130,6 +134,8 @@ static void test_every_key(void **state)
 	assert_string_equal(c.status_file, "/tmp/s.json");
 	assert_string_equal(c.kernel_hwrng, "watch");
 	assert_int_equal(c.status_interval, 0);
+	assert_string_equal(c.metrics_file, "/var/lib/prometheus/node-exporter/rngd.prom");
+	assert_int_equal(c.metrics_interval, 0);
 	assert_int_equal(c.stats_interval, 86400);
 	assert_true(c.use_slow_sources);
 	assert_true(c.force_output);
@@ -752,7 +758,7 @@ static void test_example(void **state)
 		assert_true(n < cap);
 	}
 	fclose(f);
-	assert_int_equal(keys, 17);
+	assert_int_equal(keys, 19);
 	assert_int_equal(conf_load_string(&c, "example", text, n, err, sizeof(err)), 0);
 	assert_defaults(&c);
 	conf_free(&c);
