@@ -29,11 +29,13 @@ changes=$(ls "$deb"/rngd_*.changes 2>/dev/null | head -1)
 if command -v lintian >/dev/null; then
 	as_user=
 	[ "$(id -u)" = 0 ] && as_user="setpriv --reuid=nobody --regid=nogroup --clear-groups"
-	$as_user env HOME=/tmp lintian --fail-on error,warning --info --display-experimental \
+	$as_user env HOME=/tmp lintian --fail-on error,warning --display-info --display-experimental \
 		"$changes" >"$deb/lintian.log" 2>&1
 	rc=$?
 	sed 's/^/  lintian | /' "$deb/lintian.log"
-	echo "  lintian | (exit $rc)"
+	echo "  lintian | $(grep -c '^E:' "$deb/lintian.log") errors," \
+		"$(grep -c '^W:' "$deb/lintian.log") warnings, $(grep -c '^I:' "$deb/lintian.log") info," \
+		"$(grep -c '^X:' "$deb/lintian.log") experimental on ${changes##*/} (exit $rc)"
 	if [ $rc = 0 ]; then result PASS "lintian --fail-on error,warning"; else result FAIL lintian; fi
 else
 	result SKIP "lintian: not installed"
