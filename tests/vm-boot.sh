@@ -1,37 +1,56 @@
 #!/bin/bash
-# The service on a real boot: a Debian 12 guest (systemd 252 as PID 1, udev, journald,
-# Debian's 6.1 kernel) with rngd installed by `make install` the way a package would
-# (sysusers entry applied, rngd.service enabled), booted twice under qemu:
-#   1. with a virtio-rng-pci device: the unit starts by itself, the udev rule's group and
-#      mode, READY after the first injection, journal fields, reload, restart, stop, the
-#      watchdog, rngd-once.service ten times, the exposure score; prints the boot timeline;
-#   2. without one: the unit is not failed and the journal says why; with no source at all
-#      it ends inactive (exit 66); a virtio-rng-pci device hot-plugged later gets fed.
-# Before the boots, on the host: an initramfs made in the guest's root with our
-# initramfs-tools hook holds rngd and its init-top script (lsinitramfs).
-# The checks run inside the guest (tests/vm/guest-check.sh) and report on the serial
-# console; this script asserts on what they print. The guest image is built once with
-# mmdebstrap and cached (tests/vm/image.sh). Needs root, qemu-system-x86_64, mmdebstrap and
-# mke2fs; skips with a message where they are missing. Runs TCG (KVM nested guests can hang
-# on these machines); RNGD_VM_ACCEL=kvm to try KVM.
-# Usage: tests/vm-boot.sh   (from scripts/test; builds build/vm itself). The guests' serial
-# console logs are kept in build/vm-console-{device,nodevice}.log.
+# The Debian package on real boots: for each suite, Debian 12 (bookworm: systemd 252, kernel
+# 6.1) and Debian 13 (trixie: systemd 257, kernel 6.12), a guest built from the same recipe
+# (tests/vm/image.sh) installs the rngd_*.deb and rngtest_*.deb built for its release, not
+# `make install`, and boots under qemu three times:
+#   install      rngd installed with dpkg in the guest's root before its first boot (as an
+#                installer would): the postinst in a chroot (user, enablement, the initramfs
+#                trigger, checked on the host with lsinitramfs); then
+#                device: with a virtio-rng-pci device, the unit starts by itself, the udev
+#                  rule's group and mode, READY after the first injection, journal fields,
+#                  reload, restart, stop, the watchdog, rngd-once.service ten times, the
+#                  exposure score, the kernel's hwrng thread taken over and given back, the
+#                  package's smoke test (debian/tests/smoke); prints the boot timeline;
+#                nodevice: without one, the unit is not failed and the journal says why; with
+#                  no source at all it ends inactive (exit 66); a virtio-rng-pci device
+#                  hot-plugged later gets fed;
+#   replacement  replace: Debian's rng-tools5 installed and running; `apt-get install
+#                ./rngd_*.deb` takes it out and starts our unit (no reboot); after a reboot
+#                (same qemu, same disk overlay) the unit is active at boot;
+#   purge        then `apt-get purge rngd`: no unit, no daemon, rng_quality and /dev/hwrng the
+#                kernel's again, none of the package's files left.
+# The checks run inside the guest (tests/vm/guest-check.sh) and report on the serial console,
+# tagged with their scenario; this script asserts on what they print and ends each suite with
+# one line: "vm-boot: SUITE (systemd N, kernel K): install P/T, replacement P/T, purge P/T".
+# Images are built once per suite with mmdebstrap and cached in build/vm-image-SUITE.
+# Needs root, qemu-system-x86_64, mmdebstrap and mke2fs; skips with a message where they are
+# missing. Runs TCG (KVM nested guests can hang on these machines); RNGD_VM_ACCEL=kvm to try
+# KVM.
+# Usage: tests/vm-boot.sh [--prebuilt] [SUITE...]   (default: bookworm trixie)
+# Each guest installs the packages built for its release: for this machine's, build/deb
+# (scripts/package); for another, build/deb-SUITE (scripts/package --suite SUITE, in a chroot
+# of the cached image). They are built first, unless --prebuilt (scripts/test, which has just
+# built them).
+# The guests' serial console logs are kept in build/vm-console-SUITE-MODE.log.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=$top/build/vm
-cache=${RNGD_VM_CACHE:-$top/build/vm-image}
-boot_limit=${RNGD_VM_TIMEOUT:-420} # seconds per boot, checks included
+boot_limit=${RNGD_VM_TIMEOUT:-420} # seconds per qemu run, checks (and a reboot) included
+prebuilt=0
+[ "${1:-}" = --prebuilt ] && prebuilt=1 && shift
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(bookworm trixie)
+here=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
 skip() {
 	echo "vm-boot: skipped: $*"
 	echo "vm-boot: 0 passed, 0 failed, 1 skipped"
 	exit 77
 }
-[ "$(id -u)" = 0 ] || skip "needs root (image build, make install into it)"
+[ "$(id -u)" = 0 ] || skip "needs root (image build, dpkg in the guest's root)"
 for t in qemu-system-x86_64 mmdebstrap mke2fs python3; do
 	command -v "$t" >/dev/null 2>&1 || skip "$t not installed"
 done
-[ -r "$(dirname "$0")/vm/guest-check.sh" ] || { echo "vm-boot: guest-check.sh missing"; exit 1; }
+[ -r "$top/tests/vm/guest-check.sh" ] || { echo "vm-boot: guest-check.sh missing"; exit 1; }
 
 work=$(mktemp -d /tmp/rngd-vm.XXXXXX)
 qpid=
@@ -45,77 +64,128 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-# A distribution's layout, as a package would install it.
-echo "vm-boot: building rngd for /usr (build/vm)"
-"$top/scripts/build" vm --prefix=/usr --sysconfdir=/etc --localstatedir=/var \
-	--runstatedir=/run --with-udevrulesdir=/usr/lib/udev/rules.d || {
-	echo "vm-boot: build failed"
-	exit 1
+# The packages for one suite, built first unless --prebuilt: sets debs.
+find_debs() {
+	local dir=$top/build/deb-$suite p f
+	[ "$suite" = "$here" ] && dir=$top/build/deb
+	if [ $prebuilt = 0 ]; then
+		if [ "$suite" = "$here" ]; then
+			"$top/scripts/package"
+		else
+			"$top/scripts/package" --suite "$suite"
+		fi || return 1
+	fi
+	debs=()
+	for p in rngd rngtest; do
+		f=$(ls "$dir/${p}"_*.deb 2>/dev/null | head -1)
+		[ -n "$f" ] || { echo "vm-boot: no ${p}_*.deb in ${dir#"$top"/}"; return 1; }
+		debs+=("$f")
+	done
+	echo "vm-boot: $suite: installs ${dir#"$top"/}/{${debs[*]##*/}}"
 }
-"$top/tests/vm/image.sh" "$cache" || { echo "vm-boot: image build failed"; exit 1; }
-
-echo "vm-boot: installing into the guest's root file system"
-root=$work/root
-mkdir "$root"
-tar -xpf "$cache/rootfs.tar" -C "$root" || exit 1
-make -s -C "$build" install DESTDIR="$root" initramfstoolsdir=/usr/share/initramfs-tools \
-	>"$work/install.log" 2>&1 || {
-	cat "$work/install.log"
-	exit 1
-}
-# The initramfs-tools hook, as update-initramfs would run it: the initramfs made in the
-# guest's root holds rngd and the init-top script (the guest itself boots the cached one).
-host_pass=0 host_fail=0
-kver=$(ls "$root/lib/modules")
-if chroot "$root" mkinitramfs -o /tmp/initrd.rngd "$kver" >"$work/mkinitramfs.log" 2>&1 &&
-	chroot "$root" lsinitramfs /tmp/initrd.rngd >"$work/lsinitramfs.log" 2>&1 &&
-	grep -q 'sbin/rngd$' "$work/lsinitramfs.log" &&
-	grep -q 'scripts/init-top/rngd$' "$work/lsinitramfs.log"; then
-	echo "vm-boot: PASS an initramfs made with the hook holds rngd and its init-top script"
-	host_pass=1
-else
-	echo "vm-boot: FAIL initramfs with the hook:"
-	tail -5 "$work/mkinitramfs.log" "$work/lsinitramfs.log" 2>/dev/null | sed 's/^/  | /'
-	host_fail=1
-fi
-rm -f "$root/tmp/initrd.rngd"
-install -D -m 755 "$top/tests/vm/guest-check.sh" "$root/usr/local/libexec/rngd-vmtest/guest-check.sh"
-install -D -m 644 "$top/tests/vm/rngd-vmtest.service" "$root/etc/systemd/system/rngd-vmtest.service"
-# What a package's postinst does: create the user, enable the unit.
-systemd-sysusers --root="$root" >/dev/null 2>&1 || { echo "vm-boot: sysusers failed"; exit 1; }
-grep -q '^rngd:' "$root/etc/passwd" || { echo "vm-boot: no rngd user in the guest"; exit 1; }
-systemctl --root="$root" enable rngd.service rngd-vmtest.service >/dev/null 2>&1 || {
-	echo "vm-boot: cannot enable the units"
-	exit 1
-}
-mke2fs -q -t ext4 -L root -d "$root" "$work/disk.img" 2G >/dev/null || exit 1
-rm -rf "$root"
 
 accel=${RNGD_VM_ACCEL:-tcg}
 [ "$accel" = tcg ] && accel=tcg,thread=multi
 
-passed=$host_pass failed=$host_fail
-boot() { # mode, extra qemu arguments...
-	local mode=$1 log=$work/console-$1.log qmp=$work/qmp-$1.sock start hot=0 rc
-	shift
+# Host-side checks count like the guest's: scenario, then pass/fail.
+declare -A npass nfail
+note() { # PASS|FAIL scenario text
+	echo "vm-boot: $suite: $1 $2: $3"
+	if [ "$1" = PASS ]; then
+		npass[$2]=$((${npass[$2]:-0} + 1))
+	else
+		nfail[$2]=$((${nfail[$2]:-0} + 1))
+	fi
+}
+
+# The guest's root for one disk: the cached image, the test's unit and scripts, our .debs in
+# /root/debs; then `make_disk` puts it in an ext4 image. In the root, dpkg runs with a
+# policy-rc.d that starts nothing (this is not the guest's system yet).
+unpack_root() { # dir
+	mkdir "$1"
+	tar -xpf "$cache/rootfs.tar" -C "$1" || return 1
+	install -D -m 755 "$top/tests/vm/guest-check.sh" "$1/usr/local/libexec/rngd-vmtest/guest-check.sh"
+	install -D -m 755 "$top/debian/tests/smoke" "$1/usr/local/libexec/rngd-vmtest/smoke"
+	install -D -m 644 "$top/tests/vm/rngd-vmtest.service" "$1/etc/systemd/system/rngd-vmtest.service"
+	systemctl --root="$1" enable rngd-vmtest.service >/dev/null 2>&1 || return 1
+	mkdir -p "$1/root/debs"
+	cp "${debs[@]}" "$1/root/debs/"
+	printf '#!/bin/sh\nexit 101\n' >"$1/usr/sbin/policy-rc.d"
+	chmod 755 "$1/usr/sbin/policy-rc.d"
+}
+# In the guests, a package's initramfs trigger does nothing: mkinitramfs costs tens of seconds
+# under TCG, the guests boot the cached initramfs anyway, and the host checks the trigger.
+make_disk() { # dir, image
+	rm -f "$1/usr/sbin/policy-rc.d"
+	sed -i 's/^update_initramfs=.*/update_initramfs=no/' \
+		"$1/etc/initramfs-tools/update-initramfs.conf"
+	mke2fs -q -t ext4 -L root -d "$1" "$2" 2G >/dev/null && rm -rf "$1"
+}
+
+prepare_disks() {
+	local root=$work/root-$suite kver
+	# install: dpkg -i in the root (postinst in a chroot: the user, the enablement, the
+	# initramfs trigger).
+	unpack_root "$root" || return 1
+	kver=$(ls "$root/lib/modules")
+	if chroot "$root" sh -c 'dpkg -i /root/debs/*.deb' >"$work/dpkg-$suite.log" 2>&1; then
+		note PASS install "dpkg -i rngd_*.deb rngtest_*.deb in the guest's root"
+	else
+		note FAIL install "dpkg -i in the guest's root:"
+		tail -15 "$work/dpkg-$suite.log" | sed 's/^/  | /'
+	fi
+	if grep -q '^rngd:' "$root/etc/passwd" &&
+		[ -L "$root/etc/systemd/system/sysinit.target.wants/rngd.service" ]; then
+		note PASS install "postinst in a chroot: user rngd, rngd.service enabled"
+	else
+		note FAIL install "postinst in a chroot: no rngd user or rngd.service not enabled"
+	fi
+	# The initramfs-tools trigger ran update-initramfs, and our hook put rngd in (the image's
+	# initramfs has no rngd).
+	if chroot "$root" lsinitramfs "/boot/initrd.img-$kver" >"$work/lsinitramfs.log" 2>&1 &&
+		grep -q 'sbin/rngd$' "$work/lsinitramfs.log" &&
+		grep -q 'scripts/init-top/rngd$' "$work/lsinitramfs.log"; then
+		note PASS install "the package's initramfs trigger made an initramfs with rngd and its init-top script"
+	else
+		note FAIL install "no initramfs with rngd from the package's trigger:"
+		grep -i initramfs "$work/dpkg-$suite.log" | tail -5 | sed 's/^/  | /'
+	fi
+	make_disk "$root" "$work/disk-$suite-install.img" || return 1
+	# replacement: rng-tools5 from the image's cached .debs, enabled as its postinst does.
+	unpack_root "$root" || return 1
+	if ! chroot "$root" sh -c 'dpkg -i /var/cache/rngd-vmtest/debs/*.deb' \
+		>"$work/dpkg-peer-$suite.log" 2>&1; then
+		note FAIL replacement "dpkg -i rng-tools5 in the guest's root:"
+		tail -15 "$work/dpkg-peer-$suite.log" | sed 's/^/  | /'
+	fi
+	make_disk "$root" "$work/disk-$suite-replace.img"
+}
+
+boot() { # mode, disk, extra qemu arguments...
+	local mode=$1 disk=$2 log=$work/console-$suite-$1.log qmp=$work/qmp-$1.sock
+	local start hot=0 rc reboot=-no-reboot line
+	shift 2
 	: >"$log"
 	start=$SECONDS
-	# -snapshot: both boots start from the same disk; writes go to a throw-away overlay.
-	qemu-system-x86_64 -machine pc -accel "$accel" -smp 2 -m 1024 -nodefaults -no-reboot \
-		-display none -snapshot -drive file="$work/disk.img",format=raw,if=virtio \
+	# The replacement reboots once; every other run powers off (a reboot there is a failure).
+	[ "$mode" = replace ] && reboot=
+	# -snapshot: boots start from the same disk; writes go to a throw-away overlay, which
+	# lives as long as qemu does (across the guest's reboot).
+	qemu-system-x86_64 -machine pc -accel "$accel" -smp 2 -m 1024 -nodefaults $reboot \
+		-display none -snapshot -drive file="$disk",format=raw,if=virtio \
 		-kernel "$cache/vmlinuz" -initrd "$cache/initrd.img" \
 		-append "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0 panic=-1 rngd.vmtest=$mode" \
 		-serial file:"$log" -qmp unix:"$qmp",server=on,wait=off "$@" &
 	qpid=$!
 	while kill -0 "$qpid" 2>/dev/null; do
 		if [ $((SECONDS - start)) -ge "$boot_limit" ]; then
-			echo "vm-boot: $mode: no power-off within $boot_limit s; stopping qemu"
+			echo "vm-boot: $suite $mode: no power-off within $boot_limit s; stopping qemu"
 			kill -TERM "$qpid"
 			break
 		fi
 		if [ $hot = 0 ] && grep -q "^VMTEST: HOTPLUG" "$log"; then
 			hot=1
-			python3 - "$qmp" <<-'EOF' || echo "vm-boot: $mode: device_add failed"
+			python3 - "$qmp" <<-'EOF' || echo "vm-boot: $suite $mode: device_add failed"
 				import json, socket, sys
 				s = socket.socket(socket.AF_UNIX)
 				s.connect(sys.argv[1])
@@ -139,23 +209,58 @@ boot() { # mode, extra qemu arguments...
 	wait "$qpid"
 	rc=$?
 	qpid=
-	cp "$log" "$top/build/vm-console-$mode.log" 2>/dev/null
-	echo "vm-boot: $mode: guest ran $((SECONDS - start)) s (qemu exit $rc)"
-	grep -a "^VMTEST:" "$log" | sed "s/^/  [$mode] /"
-	local p f
-	p=$(grep -ac "^VMTEST: PASS" "$log")
-	f=$(grep -ac "^VMTEST: FAIL" "$log")
+	cp "$log" "$top/build/vm-console-$suite-$mode.log" 2>/dev/null
+	echo "vm-boot: $suite $mode: guest ran $((SECONDS - start)) s (qemu exit $rc)"
+	grep -a "^VMTEST:" "$log" | sed "s/^/  [$suite $mode] /"
+	while IFS= read -r line; do
+		case $line in
+		"VMTEST: PASS "*) line=${line#VMTEST: PASS } && npass[${line%%:*}]=$((${npass[${line%%:*}]:-0} + 1)) ;;
+		"VMTEST: FAIL "*) line=${line#VMTEST: FAIL } && nfail[${line%%:*}]=$((${nfail[${line%%:*}]:-0} + 1)) ;;
+		esac
+	done < <(grep -a "^VMTEST: \(PASS\|FAIL\) " "$log")
 	if ! grep -aq "^VMTEST: DONE" "$log"; then
-		echo "vm-boot: $mode: the checks did not finish; last console lines:"
+		echo "vm-boot: $suite $mode: the checks did not finish; last console lines:"
 		tail -30 "$log" | sed "s/^/  | /"
-		f=$((f + 1))
+		note FAIL "$(scenario_of "$mode")" "the $mode checks did not finish"
 	fi
-	[ "$p" -gt 0 ] || f=$((f + 1))
-	passed=$((passed + p))
-	failed=$((failed + f))
+	if ! grep -aq "^VMTEST: PASS " "$log"; then
+		note FAIL "$(scenario_of "$mode")" "no check passed in the $mode boot"
+	fi
+	info=$(sed -n 's/^VMTEST: INFO mode [a-z]*, kernel \([^,]*\), systemd systemd \([0-9]*\).*/systemd \2, kernel \1/p' \
+		"$log" | head -1)
+	[ -n "$info" ] && guest_info=$info
 }
+scenario_of() { [ "$1" = replace ] && echo replacement || echo install; }
 
-boot device -device virtio-rng-pci
-boot nodevice
-echo "vm-boot: $passed passed, $failed failed, 0 skipped"
-[ "$failed" -eq 0 ]
+total_pass=0 total_fail=0
+for suite in "${suites[@]}"; do
+	cache=$top/build/vm-image-$suite
+	npass=() nfail=() guest_info="no boot"
+	suite_start=$SECONDS
+	echo "== vm-boot: $suite"
+	if ! "$top/tests/vm/image.sh" --suite "$suite" --download rng-tools5 "$cache"; then
+		note FAIL install "image build failed"
+	elif ! find_debs; then
+		note FAIL install "no packages for $suite"
+	elif ! prepare_disks; then
+		note FAIL install "cannot make the guest's disks"
+	else
+		boot device "$work/disk-$suite-install.img" -device virtio-rng-pci
+		boot nodevice "$work/disk-$suite-install.img"
+		boot replace "$work/disk-$suite-replace.img" -device virtio-rng-pci
+	fi
+	rm -f "$work"/disk-"$suite"-*.img
+	line="vm-boot: $suite ($guest_info):"
+	sp=0 sf=0
+	for s in install replacement purge; do
+		p=${npass[$s]:-0} f=${nfail[$s]:-0}
+		# A scenario with no check at all did not run: a failure.
+		[ $((p + f)) = 0 ] && f=1
+		line="$line $s $p/$((p + f)),"
+		sp=$((sp + p)) sf=$((sf + f))
+	done
+	echo "${line%,}; $sp passed, $sf failed in $((SECONDS - suite_start)) s"
+	total_pass=$((total_pass + sp)) total_fail=$((total_fail + sf))
+done
+echo "vm-boot: $total_pass passed, $total_fail failed, 0 skipped"
+[ "$total_fail" -eq 0 ]

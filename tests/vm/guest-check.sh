@@ -1,17 +1,31 @@
 #!/bin/bash
-# Runs inside the VM test's guest (tests/vm-boot.sh), as root, from rngd-vmtest.service once
+# Runs inside the VM test's guests (tests/vm-boot.sh), as root, from rngd-vmtest.service once
 # multi-user.target is reached; reports on the serial console, one "VMTEST: ..." line each:
-#   PASS name / FAIL name: why / INFO text / TIMELINE ... / HOTPLUG (the host then adds a
-#   virtio-rng-pci device) / DONE
-# then powers the guest off. The kernel command line says which boot this is:
-#   rngd.vmtest=device    a virtio-rng-pci device from the start
-#   rngd.vmtest=nodevice  none at boot; one is hot-plugged half-way
+#   PASS scenario: name / FAIL scenario: name: why / INFO text / TIMELINE ... / HOTPLUG (the
+#   host then adds a virtio-rng-pci device) / REBOOT (the guest reboots, in the same qemu and
+#   the same disk overlay; the checks go on at the next boot) / DONE
+# then powers the guest off. The scenario (install, replacement, purge) is whichever the
+# checks belong to; the host counts them per scenario. The kernel command line says which
+# boot this is:
+#   rngd.vmtest=device    rngd installed from its .deb (a fresh install), a virtio-rng-pci
+#                         device from the start: the unit, the daemon, the kernel's hwrng
+#                         thread, the package's smoke test
+#   rngd.vmtest=nodevice  the same install, no device at boot; one is hot-plugged half-way
+#   rngd.vmtest=replace   Debian's rng-tools5 installed and running, a device: `apt-get
+#                         install ./rngd_*.deb` replaces it; reboot; the unit at boot; then
+#                         `apt-get purge rngd` puts everything back
+# Each group of checks is one function, run by one line in the case at the end: a new check
+# is a new function and a new line there.
 exec >/dev/ttyS0 2>&1
+# A line of its own first: systemd 257 writes terminal reset sequences to the console, which
+# would otherwise stand in front of the first VMTEST: line.
+echo
 export SYSTEMD_PAGER= SYSTEMD_COLORS=0 LC_ALL=C
 
 mode=$(sed -n 's/.*rngd\.vmtest=\([a-z]*\).*/\1/p' /proc/cmdline)
-pass() { echo "VMTEST: PASS $*"; }
-fail() { echo "VMTEST: FAIL $*"; }
+scenario=install
+pass() { echo "VMTEST: PASS $scenario: $*"; }
+fail() { echo "VMTEST: FAIL $scenario: $*"; }
 info() { echo "VMTEST: INFO $*"; }
 check() { # name, command...: PASS when the command succeeds
 	local name=$1
@@ -210,15 +224,143 @@ nodevice_checks() {
 	fi
 }
 
+# The package's own smoke test (debian/tests/smoke, what autopkgtest runs) on the installed
+# package; one check per line it prints.
+smoke_checks() {
+	local tmp line rc
+	tmp=$(mktemp -d)
+	AUTOPKGTEST_TMP=$tmp /usr/local/libexec/rngd-vmtest/smoke >"$tmp/out" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"smoke: PASS "*) pass "smoke test: ${line#smoke: PASS }" ;;
+		"smoke: FAIL "*) fail "smoke test: ${line#smoke: FAIL }" ;;
+		*) info "smoke: $line" ;;
+		esac
+	done <"$tmp/out"
+	check "debian/tests/smoke exits 0" [ "$rc" = 0 ]
+	rm -rf "$tmp"
+}
+
+# The replacement and the purge (rngd.vmtest=replace): our .debs are in /root/debs, the
+# state that crosses the reboot in /var/lib/rngd-vmtest.
+debs=/root/debs
+state=/var/lib/rngd-vmtest
+pkg_status() { dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null; }
+main_user() { ps -o user= -p "$(prop rngd.service MainPID)" 2>/dev/null; }
+hwrng_perms() { stat -c "%U:%G %a" /dev/hwrng; }
+
+replace_checks() {
+	local t0 rc
+	scenario=replacement
+	check "before: rng-tools5 installed, its rngd.service running (as root)" \
+		until_ok 60 eval '[ "$(pkg_status rng-tools5)" = installed ] && active &&
+			[ "$(main_user)" = root ]'
+	info "before: rng-tools5 $(dpkg-query -W -f='${Version}' rng-tools5)," \
+		"$(prop rngd.service FragmentPath), pid $(prop rngd.service MainPID)"
+	t0=$(ms_now)
+	(cd "$debs" && DEBIAN_FRONTEND=noninteractive apt-get install -y ./rngd_*.deb) \
+		>/tmp/apt-install.log 2>&1
+	rc=$?
+	info "apt-get install ./rngd_*.deb: exit $rc after $(($(ms_now) - t0)) ms"
+	grep -v '^\(Reading\|Building\|Selecting\|Preparing\)' /tmp/apt-install.log |
+		tail -20 | sed 's/^/VMTEST: INFO apt | /'
+	check "apt-get install ./rngd_*.deb succeeds" [ "$rc" = 0 ]
+	check "rng-tools5 removed in the same step" \
+		eval '[ "$(pkg_status rng-tools5)" != installed ] &&
+			grep -q "^Removing rng-tools5 " /tmp/apt-install.log'
+	check "no rng-tools5 daemon left running" eval '! pgrep -u root -x rngd >/dev/null'
+	info "rngd processes: $(ps -eo user=,pid=,args= | grep '[r]ngd' | tr -s ' ' | tr '\n' '|')"
+	check "/usr/sbin/rngd and rngd.service are the package's" \
+		eval '[ "$(dpkg-query -S /usr/sbin/rngd | cut -d: -f1)" = rngd ] &&
+			dpkg-query -L rngd | grep -qx "$(prop rngd.service FragmentPath)"'
+	check "rngd.service active without a reboot, as user rngd" \
+		until_ok 30 eval 'active && [ "$(main_user)" = rngd ]'
+	check "... and feeding" until_ok 30 feeding
+	check "/dev/hwrng group rngd, mode 640 without a reboot (postinst's udev trigger)" \
+		eval '[ "$(hwrng_perms)" = "root:rngd 640" ]'
+	check "kernel-hwrng: rng_quality taken over (0)" until_ok 10 khw_is 0
+	check "rngd.service enabled" eval '[ "$(systemctl is-enabled rngd.service)" = enabled ]'
+	info "enabled through: $(find /etc/systemd/system -name rngd.service -printf '%P ');" \
+		"rng-tools5: $(dpkg-query -W -f='${db:Status-Abbrev}' rng-tools5)"
+	mkdir -p "$state"
+	echo rebooted >"$state/phase"
+	echo "VMTEST: REBOOT"
+	systemctl reboot
+	exit 0
+}
+
+# After the replacement's reboot.
+replace_boot_checks() {
+	scenario=replacement
+	check "after a reboot: rngd.service active at boot, no manual step" until_ok 90 active
+	check "... ours, as user rngd, started without a failure or restart" \
+		eval '[ "$(main_user)" = rngd ] && no_failure_logged &&
+			[ "$(prop rngd.service NRestarts)" = 0 ]'
+	check "... and feeding" until_ok 30 feeding
+	check "rng-tools5 did not come back" \
+		eval '[ "$(pkg_status rng-tools5)" != installed ] && ! pgrep -u root -x rngd >/dev/null'
+	# rng-tools5 is left in config-files state; purging that runs its postrm, whose
+	# deb-systemd-helper purge takes the links of rngd.service with it: our trigger puts them
+	# back (debian/rngd.triggers).
+	info "rng-tools5: $(pkg_status rng-tools5)"
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y rng-tools5 >/tmp/apt-purge-peer.log 2>&1
+	check "purging rng-tools5's leftover configuration leaves rngd.service enabled and running" \
+		eval '[ "$(pkg_status rng-tools5)" != config-files ] &&
+			[ "$(systemctl is-enabled rngd.service)" = enabled ] && active'
+}
+
+purge_checks() {
+	local orig rc files left
+	scenario=purge
+	orig=$(rngd_log | sed -n 's/.*took over [^ ]* (rng_quality \([0-9]*\) .*/\1/p' | tail -1)
+	check "before: rng_quality taken over (0; the kernel's: ${orig:-?})" \
+		eval '[ -n "$orig" ] && [ "$orig" != 0 ] && until_ok 10 khw_is 0'
+	files=$(dpkg-query -L rngd)
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y rngd >/tmp/apt-purge.log 2>&1
+	rc=$?
+	grep -v '^\(Reading\|Building\)' /tmp/apt-purge.log | tail -12 |
+		sed 's/^/VMTEST: INFO apt | /'
+	check "apt-get purge rngd succeeds" [ "$rc" = 0 ]
+	check "no rngd.service unit left" \
+		eval '[ "$(prop rngd.service LoadState)" = not-found ] &&
+			[ -z "$(find /etc/systemd/system /run/systemd/system \( -name rngd.service -o -name rngd-once.service \))" ]'
+	info "rngd.service: LoadState $(prop rngd.service LoadState)," \
+		"links: $(find /etc/systemd/system /run/systemd/system \( -name rngd.service -o -name rngd-once.service \) | tr '\n' ' ')"
+	check "no rngd running" eval '! pgrep -x rngd >/dev/null'
+	info "after purge: rng_quality $(cat $khw), $(stat -c '%U:%G %a' $khw);" \
+		"/dev/hwrng $(hwrng_perms)"
+	check "rng_quality the kernel's again ($orig, root:root 644)" \
+		eval 'khw_is "$orig" && [ "$(stat -c "%U:%G %a" $khw)" = "root:root 644" ]'
+	check "/dev/hwrng root:root 600 again (the kernel's)" \
+		eval '[ "$(hwrng_perms)" = "root:root 600" ]'
+	left=$(for f in $files /run/rngd /run/rngd.pid /var/lib/systemd/deb-systemd-helper-enabled/rngd.service.dsh-also; do
+		[ -e "$f" ] && [ ! -d "$f" ] && echo "$f"; done)
+	[ -d /run/rngd ] && left="$left /run/rngd"
+	check "the package's files, its runtime directory and its state are gone" \
+		eval '[ "$(pkg_status rngd)" = not-installed ] || [ -z "$(pkg_status rngd)" ] &&
+			[ -z "$left" ]'
+	[ -z "$left" ] || info "left: $left"
+}
+
 info "mode $mode, kernel $(uname -r), systemd $(systemctl --version | head -1)"
 case $mode in
 device)
 	boot_checks
 	lifecycle_checks
 	kernel_hwrng_checks
+	smoke_checks
 	;;
 nodevice)
 	nodevice_checks
+	;;
+replace)
+	if [ "$(cat "$state/phase" 2>/dev/null)" != rebooted ]; then
+		replace_checks
+	else
+		replace_boot_checks
+		purge_checks
+	fi
 	;;
 *) fail "unknown mode '$mode'" ;;
 esac
