@@ -634,7 +634,7 @@ static int parse_one(struct parse *p, int c, const char *arg, const char *where)
 		o->ignore_fail = true;
 		break;
 	case 'u':
-		add_override(o, NULL, "use-slow-sources", "yes", where);
+		/* rng-tools' "use slow sources": every source is always read here. */
 		break;
 	case 'D':
 		add_override(o, NULL, "user", arg, where);
