@@ -24,6 +24,7 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "daemon.h"
+#include "import.h"
 #include "kernel_hwrng.h"
 #include "log.h"
 #include "metrics.h"
@@ -420,6 +421,8 @@ static int run_mode(struct options *o)
 	struct conf conf;
 	int ret;
 
+	if (o->import)
+		return import_rng_tools(o->import_file, stdout);
 	if (o->print_options)
 		return show_source_options(o->print_options);
 	if (cmdline_load_config(o, &conf, err, sizeof(err)) < 0) {
