@@ -36,8 +36,23 @@ int sysfs_write(const char *dir, const char *attr, const char *value)
 
 bool sysfs_is_misc_hwrng(const struct stat *st)
 {
-	return S_ISCHR(st->st_mode) && major(st->st_rdev) == SYSFS_HWRNG_MAJOR &&
-	       minor(st->st_rdev) == SYSFS_HWRNG_MINOR;
+	char path[64], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	if (!S_ISCHR(st->st_mode))
+		return false;
+	if (major(st->st_rdev) == SYSFS_HWRNG_MAJOR && minor(st->st_rdev) == SYSFS_HWRNG_MINOR)
+		return true;
+	/* Another node of the same device: sysfs names its class entry hw_random. */
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u", major(st->st_rdev),
+		 minor(st->st_rdev));
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	return strcmp(base ? base + 1 : link, "hw_random") == 0;
 }
 
 bool sysfs_is_none(const char *name)

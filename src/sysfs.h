@@ -23,7 +23,7 @@ int sysfs_read(const char *dir, const char *attr, char *buf, size_t size);
 /* value and a newline to dir/attr in one write (write_text_file()). 0 or -errno. */
 int sysfs_write(const char *dir, const char *attr, const char *value);
 
-/* Whether st is the misc hwrng, /dev/hwrng (char 10:183). Pure. */
+/* Whether st is the hwrng class's node: misc 10:183, or one whose sysfs entry is hw_random. */
 bool sysfs_is_misc_hwrng(const struct stat *st);
 
 /* The kernel's way of saying "no backend": "none" (6.18.y+) or an empty name. Pure. */
