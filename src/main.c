@@ -24,6 +24,7 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "daemon.h"
+#include "fips_engine.h"
 #include "kernel_hwrng.h"
 #include "log.h"
 #include "metrics.h"
@@ -447,6 +448,20 @@ static int run_mode(struct options *o)
 	return ret;
 }
 
+/* RNGD_FIPS_ENGINE (rngd(8) ENVIRONMENT), before any thread tests a block. */
+static int select_fips_engine(void)
+{
+	const char *name = getenv("RNGD_FIPS_ENGINE");
+	int r = fips_engine_select(name);
+
+	if (r == -EINVAL)
+		log_error("RNGD_FIPS_ENGINE=%s: unknown FIPS engine (one of %s)", name,
+			  fips_engine_names());
+	else if (r < 0)
+		log_error("RNGD_FIPS_ENGINE=%s: this CPU cannot run that FIPS engine", name);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -475,6 +490,8 @@ int main(int argc, char **argv)
 	if (source_check_drivers(source_drivers, source_n_drivers, why, sizeof(why)) < 0) {
 		log_error("internal error: source table: %s", why);
 		ret = EXIT_RUNTIME;
+	} else if (select_fips_engine() < 0) {
+		ret = EXIT_CONFIG;
 	} else {
 		ret = run_mode(&o);
 	}
