@@ -464,11 +464,14 @@ int main(int argc, char **argv)
 	 */
 	if (take_std_fds() < 0)
 		return EXIT_RUNTIME;
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
 	/*
 	 * One malloc arena: the reader threads allocate once each (their history), which is
-	 * not worth an arena of 64 MiB address space and its set-up per thread.
+	 * not worth an arena of 64 MiB address space and its set-up per thread. (glibc's;
+	 * musl's malloc has no per-thread arenas, and no mallopt.)
 	 */
 	mallopt(M_ARENA_MAX, 1);
+#endif
 	log_set_ident("rngd");
 	cmdline_parse(&o, argc, argv);
 	log_setup(o.log_level, o.foreground ? LOG_TARGET_AUTO : LOG_TARGET_STDERR);
