@@ -34,8 +34,13 @@
  * it cannot fail; conf_free() and the setters know not to free them.
  */
 static const char def_random_device[] = "/dev/random";
-static const char def_pid_file[] = "/run/rngd.pid";
-static const char def_status_file[] = "/run/rngd/status.json";
+#ifndef RUNSTATEDIR
+#define RUNSTATEDIR "/run"
+#endif
+/* configure --runstatedir (default /run, as rngd.service's RuntimeDirectory=), as the man
+ * pages say (Makefile.am substitutes the same value into them). */
+static const char def_pid_file[] = RUNSTATEDIR "/rngd.pid";
+static const char def_status_file[] = RUNSTATEDIR "/rngd/status.json";
 static const char def_kernel_hwrng[] = "take-over";
 static const char *const kernel_hwrng_modes[] = { "take-over", "leave", "watch", NULL };
 

@@ -49,11 +49,11 @@ static void assert_defaults(const struct conf *c)
 	assert_true(c->reseed);
 	assert_int_equal(c->watermark, 0);
 	assert_int_equal(c->entropy_count, 8);
-	assert_string_equal(c->pid_file, "/run/rngd.pid");
+	assert_string_equal(c->pid_file, RUNSTATEDIR "/rngd.pid");
 	assert_null(c->user);
 	assert_null(c->group);
 	assert_int_equal(c->ready_timeout, 5);
-	assert_string_equal(c->status_file, "/run/rngd/status.json");
+	assert_string_equal(c->status_file, RUNSTATEDIR "/rngd/status.json");
 	assert_int_equal(c->status_interval, 10);
 	assert_null(c->metrics_file);
 	assert_int_equal(c->metrics_interval, 15);
@@ -497,7 +497,7 @@ static void test_failed_load_keeps_conf(void **state)
 		assert_string_equal(c.user, "u");
 		assert_string_equal(c.group, "g");
 		assert_string_equal(c.status_file, "/s");
-		assert_string_equal(c.pid_file, "/run/rngd.pid");
+		assert_string_equal(c.pid_file, RUNSTATEDIR "/rngd.pid");
 		assert_int_equal(c.n_sections, 1);
 		s = conf_find_section(&c, "file:x");
 		assert_int_equal(s->n_kv, 1);
