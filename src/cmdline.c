@@ -279,7 +279,7 @@ void cmdline_parse(struct options *o, int argc, char **argv)
 			o->ignore_fail = true;
 			break;
 		case 'u':
-			add_override(o, NULL, "use-slow-sources", "yes", c);
+			/* rng-tools' "use slow sources": every source is always read here. */
 			break;
 		case 'D':
 			add_override(o, NULL, "user", optarg, c);

@@ -50,6 +50,7 @@ struct source {
 	size_t n_kv;
 	bool configured; /* has a [source] section */
 	bool enabled;
+	bool noticed;		   /* source_notice_once() spoke (the thread that opens it) */
 	int conf_quality;	   /* -1 when not configured */
 	/* ops->cpu_rng and random.trust_cpu=off on the kernel command line (cpu_trust.h). */
 	bool cpu_distrusted;
