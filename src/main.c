@@ -185,11 +185,8 @@ static int kernel_hwrng_command(const struct options *o, const struct conf *conf
 /* -O NAME alone: that source's keys and defaults. */
 static int show_source_options(const char *name)
 {
-	if (source_print_options(name, stdout) < 0) {
-		log_error("option -O: unknown source '%s'", name);
-		return EXIT_USAGE;
-	}
-	return 0;
+	/* cmdline_parse() has refused unknown names. */
+	return source_print_options(name, stdout) < 0 ? EXIT_USAGE : 0;
 }
 
 /*
@@ -470,6 +467,7 @@ int main(int argc, char **argv)
 	log_set_ident("rngd");
 	cmdline_parse(&o, argc, argv);
 	log_setup(o.log_level, o.foreground ? LOG_TARGET_AUTO : LOG_TARGET_STDERR);
+	cmdline_log_notices(&o);
 
 	if (source_check_drivers(source_drivers, source_n_drivers, why, sizeof(why)) < 0) {
 		log_error("internal error: source table: %s", why);
