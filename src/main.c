@@ -24,7 +24,8 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "daemon.h"
-#include "kernel_hwrng.h"
+#include "fips_engine.h"
+#include "kernel_hwrng_root.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
@@ -140,29 +141,19 @@ static int take_std_fds(void)
 
 /*
  * --restore-kernel-hwrng and --grant-kernel-hwrng, root's steps around the unit
- * (ExecStopPost=+, ExecStartPre=+; rngd(8)). An exit code.
+ * (ExecStopPost=+, ExecStartPre=+; rngd(8), SECURITY). No configuration is read: a config
+ * that no longer parses, or another status-file, must not keep the kernel's trust from being
+ * put back. An exit code.
  */
-static int kernel_hwrng_command(const struct options *o, const struct conf *conf)
+static int kernel_hwrng_command(const struct options *o)
 {
-	char state[PATH_MAX], why[512] = "";
+	char why[512] = "";
 	struct group *gr;
 	uint64_t gid;
 	int r;
 
-	if (!kernel_hwrng_state_path(conf->status_file, state, sizeof(state))) {
-		log_error("kernel-hwrng: the state file's path is too long");
-		return EXIT_CONFIG;
-	}
-	if (o->restore_kernel_hwrng) {
-		r = kernel_hwrng_restore_saved(state, KERNEL_HWRNG_SYSFS, why, sizeof(why));
-		if (r < 0) {
-			log_error("--restore-kernel-hwrng: %s", why);
-			return EXIT_RUNTIME;
-		}
-		if (r > 0)
-			log_notice("kernel-hwrng: %s", why);
-		return 0;
-	}
+	if (o->restore_kernel_hwrng)
+		return kernel_hwrng_root_restore() < 0 ? EXIT_RUNTIME : 0;
 	gr = getgrnam(o->grant_kernel_hwrng);
 	if (gr)
 		gid = gr->gr_gid;
@@ -170,9 +161,9 @@ static int kernel_hwrng_command(const struct options *o, const struct conf *conf
 		log_error("--grant-kernel-hwrng: no group '%s'", o->grant_kernel_hwrng);
 		return EXIT_CONFIG;
 	}
-	r = kernel_hwrng_grant(state, KERNEL_HWRNG_SYSFS, (gid_t)gid, why, sizeof(why));
-	if (r == -ENOENT) {
-		log_info("kernel-hwrng: %s: nothing to grant", why);
+	r = kernel_hwrng_root_grant((gid_t)gid, why, sizeof(why));
+	if (r > 0) {
+		log_notice("--grant-kernel-hwrng: %s", why);
 		return 0;
 	}
 	if (r < 0) {
@@ -422,14 +413,14 @@ static int run_mode(struct options *o)
 
 	if (o->print_options)
 		return show_source_options(o->print_options);
+	if (o->restore_kernel_hwrng || o->grant_kernel_hwrng)
+		return kernel_hwrng_command(o);
 	if (cmdline_load_config(o, &conf, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return EXIT_CONFIG;
 	}
 	o->config_seen = conf.path != NULL;
-	if (o->restore_kernel_hwrng || o->grant_kernel_hwrng)
-		ret = kernel_hwrng_command(o, &conf);
-	else if (o->status)
+	if (o->status)
 		ret = show_status(o, &conf);
 	else if (o->dump && cmdline_dump_config(o, &conf, err, sizeof(err)) < 0) {
 		log_error("%s", err);
@@ -447,6 +438,20 @@ static int run_mode(struct options *o)
 	return ret;
 }
 
+/* RNGD_FIPS_ENGINE (rngd(8) ENVIRONMENT), before any thread tests a block. */
+static int select_fips_engine(void)
+{
+	const char *name = getenv("RNGD_FIPS_ENGINE");
+	int r = fips_engine_select(name);
+
+	if (r == -EINVAL)
+		log_error("RNGD_FIPS_ENGINE=%s: unknown FIPS engine (one of %s)", name,
+			  fips_engine_names());
+	else if (r < 0)
+		log_error("RNGD_FIPS_ENGINE=%s: this CPU cannot run that FIPS engine", name);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -459,11 +464,14 @@ int main(int argc, char **argv)
 	 */
 	if (take_std_fds() < 0)
 		return EXIT_RUNTIME;
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
 	/*
 	 * One malloc arena: the reader threads allocate once each (their history), which is
-	 * not worth an arena of 64 MiB address space and its set-up per thread.
+	 * not worth an arena of 64 MiB address space and its set-up per thread. (glibc's;
+	 * musl's malloc has no per-thread arenas, and no mallopt.)
 	 */
 	mallopt(M_ARENA_MAX, 1);
+#endif
 	log_set_ident("rngd");
 	cmdline_parse(&o, argc, argv);
 	log_setup(o.log_level, o.foreground ? LOG_TARGET_AUTO : LOG_TARGET_STDERR);
@@ -472,6 +480,8 @@ int main(int argc, char **argv)
 	if (source_check_drivers(source_drivers, source_n_drivers, why, sizeof(why)) < 0) {
 		log_error("internal error: source table: %s", why);
 		ret = EXIT_RUNTIME;
+	} else if (select_fips_engine() < 0) {
+		ret = EXIT_CONFIG;
 	} else {
 		ret = run_mode(&o);
 	}
