@@ -25,6 +25,7 @@
 #include "conf.h"
 #include "daemon.h"
 #include "fips_engine.h"
+#include "import.h"
 #include "kernel_hwrng_root.h"
 #include "log.h"
 #include "metrics.h"
@@ -411,6 +412,8 @@ static int run_mode(struct options *o)
 	struct conf conf;
 	int ret;
 
+	if (o->import)
+		return import_rng_tools(o->import_file, stdout);
 	if (o->print_options)
 		return show_source_options(o->print_options);
 	if (o->restore_kernel_hwrng)
