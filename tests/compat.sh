@@ -238,6 +238,35 @@ test_import_search() {
 }
 test_import_search
 
+# Under a unit's User= (here: started as nobody), a -D from rng-tools' arguments (Fedora's
+# -D daemon:daemon) cannot switch user: a warning, and the daemon runs on as it is.
+test_drop_as_user() {
+	local fifo=$T/user.fifo log=$T/user.log p rc
+	if ! is_root || ! command -v setpriv >/dev/null; then
+		skip "-D as another user: needs root and setpriv"
+		return
+	fi
+	chmod 755 "$T"
+	slow_fifo "$fifo"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$RNGD" -f -t -D daemon:daemon \
+		-x hwrng -x via -x rdseed -x rdrand -O "file:u:path:$fifo" -O rngd:status-file: \
+		2>"$log" &
+	p=$!
+	pids+=("$p")
+	if ! wait_until 20 grep -q "file:u: running" "$log"; then
+		fail "-D daemon:daemon as nobody: never running: $(head -5 "$log")"
+		return
+	fi
+	kill -TERM "$p" && wait "$p"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q "^rngd: -D daemon:daemon: already running as uid 65534 .*staying so, ignoring" "$log"; then
+		ok "-D daemon:daemon as nobody: one warning, runs, exit 0 on TERM"
+	else
+		fail "-D daemon:daemon as nobody: exit $rc: $(cat "$log")"
+	fi
+}
+test_drop_as_user
+
 # expect_rc WHAT CODE PATTERN ARGS...: rngd ARGS exits CODE with PATTERN in its output.
 expect_rc() {
 	local what=$1 want=$2 pattern=$3 out rc

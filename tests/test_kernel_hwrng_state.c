@@ -331,6 +331,33 @@ static void test_root_restore_without_record(void **state)
 	assert_string_equal(get_at(sys, "rng_quality"), "1024");
 }
 
+/* Outside the test hooks' fake directory, only sysfs is sysfs: a temp file is refused. */
+static void test_sysfs_checked(void **state)
+{
+	char buf[64], path[PATH_MAX + 8];
+	int fd;
+
+	(void)state;
+	put_at(run, "rng_quality", "1000\n");
+	unsetenv("RNGD_TEST_SYSFS");
+	assert_int_equal(sysfs_open_checked(run, "rng_quality", O_RDONLY), -EXDEV);
+	assert_int_equal(sysfs_open_checked(run, "missing", O_RDONLY), -ENOENT);
+	snprintf(path, sizeof(path), "%s/l", run);
+	assert_int_equal(symlink("rng_quality", path), 0);
+	fd = sysfs_open_checked("/sys/kernel", "uevent_seqnum", O_RDONLY);
+	if (fd >= 0) { /* a real sysfs file passes */
+		assert_true(sysfs_fd_read(fd, buf, sizeof(buf)) > 0);
+		close(fd);
+	}
+	setenv("RNGD_TEST_SYSFS", sys, 1);
+	assert_int_equal(sysfs_open_checked(run, "l", O_RDONLY), -ELOOP);
+	fd = sysfs_open_checked(run, "rng_quality", O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(sysfs_fd_write(fd, "7"), 0);
+	close(fd);
+	assert_string_equal(get_at(run, "rng_quality"), "7");
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -364,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_names_and_lists),
 		cmocka_unit_test_setup_teardown(test_read_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_write, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sysfs_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_grant_and_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_restore_without_record, setup, teardown),
 	};
