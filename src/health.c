@@ -2,14 +2,18 @@
 /* Health tests before the FIPS gate (health.h). */
 #include "config.h"
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
+/* RNGD_PORTABLE: the portable code alone, so that x86 tests it too (tests/test_portable.c). */
+#if defined(__SSE2__) && !defined(RNGD_PORTABLE)
+#define HEALTH_SSE2 1
 #include <emmintrin.h>
 #endif
 
 #include "health.h"
+#include "wide.h"
 
 /* SplitMix64's finaliser: a bijection that sends no small or zero input to zero. */
 static uint64_t spread(uint64_t x)
@@ -56,20 +60,24 @@ struct health *health_new(const uint64_t key[2])
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
 {
-	unsigned __int128 m = (unsigned __int128)a * b;
+	uint64_t hi, lo = wide_mul64(a, b, &hi);
 
-	return (uint64_t)m ^ (uint64_t)(m >> 64);
+	return lo ^ hi;
 }
 
+/*
+ * Little-endian on every machine: byte k of p is byte k of the word (bits 8k to 8k + 7),
+ * which the anchor mask's gather relies on, and the hashes are the same everywhere.
+ */
 static inline uint64_t load64(const uint8_t *p)
 {
 	uint64_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return v;
+	return le64toh(v);
 }
 
-#ifndef __SSE2__
+#ifndef HEALTH_SSE2
 /* The high bit of each byte of x that is zero, only those (no borrow between bytes). */
 static inline uint64_t zero_bytes(uint64_t x)
 {
@@ -82,7 +90,7 @@ static inline uint64_t zero_bytes(uint64_t x)
 /* Bit k set where p[k] == a, for the 16 bytes from p (w0, w1: the same as words). */
 static inline unsigned int eq_mask16(const uint8_t *p, uint64_t w0, uint64_t w1, uint8_t a)
 {
-#ifdef __SSE2__
+#ifdef HEALTH_SSE2
 	__m128i v = _mm_loadu_si128((const __m128i *)p);
 
 	(void)w0;
@@ -357,7 +365,7 @@ static bool anchor_seen(struct health *h, uint64_t x, uint64_t x2)
 	uint32_t tag = tag_of(x2), *b = bucket_of(h, x);
 	unsigned int hit = 0;
 
-#if defined(__SSE2__) && HEALTH_ASLOTS == 8
+#if defined(HEALTH_SSE2) && HEALTH_ASLOTS == 8
 	const __m128i t = _mm_set1_epi32((int)tag);
 	__m128i e0 = _mm_loadu_si128((const __m128i *)b);
 	__m128i e1 = _mm_loadu_si128((const __m128i *)(b + 4));
