@@ -51,6 +51,9 @@ struct source {
 	bool enabled;
 	bool noticed;		   /* source_notice_once() spoke (the thread that opens it) */
 	int conf_quality;	   /* -1 when not configured */
+	/* ops->cpu_rng and random.trust_cpu=off on the kernel command line (cpu_trust.h). */
+	bool cpu_distrusted;
+	char cpu_trust_setting[48]; /* that setting as written */
 	_Atomic int found_quality; /* -1 until the driver sets it (any thread) */
 	_Atomic int kept_quality;  /* kernel-hwrng take-over's, -1: none (main thread writes) */
 
