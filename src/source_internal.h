@@ -22,15 +22,14 @@
 #define COUNTER_NAME_MAX 32
 
 /*
- * The block history of the health tests (health.h) of every source of one name, shared by
- * the sets a reload makes (an old set's reader may still run beside the new one's) and
- * kept for the life of the process: a replay is caught whichever set reads it.
+ * The block history of the health tests (health.h): one for the daemon, shared by every
+ * source of every set a reload makes (an old set's reader may still run beside the new
+ * one's) and kept for the life of the process: a replay is caught whichever source reads
+ * it, the same bytes are credited once.
  */
 struct source_history {
-	char *name;
 	pthread_mutex_t lock;
-	struct health health;
-	struct source_history *next;
+	struct health *health;
 };
 
 struct source_kv {
@@ -75,7 +74,7 @@ struct source {
 
 	/* The reader thread's alone while it runs (source_reader.c). */
 	struct fips_ctx fips;
-	struct source_history *history; /* shared by name: survives re-opens and reloads */
+	struct source_history *history; /* the daemon's: survives re-opens and reloads */
 	struct source_fail_window window;
 	uint64_t backoff_ns;
 	uint64_t blocks_since_open;
