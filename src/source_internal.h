@@ -81,6 +81,7 @@ struct source {
 	bool in_trouble;	/* "source-failed" logged, "source-recovered" not yet */
 	size_t ahead;		/* bytes read into the free slots from the head on */
 	uint64_t ahead_time_ns; /* when the last of them were read */
+	size_t read_max;	/* this read's limit: one block after an open, doubling */
 	char read_why[128];	/* source_read_why(): why the driver's read failed */
 
 	/*

@@ -359,14 +359,20 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 	while (src->ahead < FIPS_BLOCK_BYTES) {
 		struct iovec iov[SOURCE_READ_AHEAD / FIPS_BLOCK_BYTES + 1];
 		size_t off = src->ahead, room = 0;
+		size_t max = MAX(src->read_max, FIPS_BLOCK_BYTES);
 		int cnt = 0;
 		struct block *b;
 		ssize_t r;
 
-		while (cnt < (int)ARRAY_SIZE(iov) && room < SOURCE_READ_AHEAD &&
+		/*
+		 * A source that computes its data (RDRAND) fills the whole readv before it
+		 * returns: the first block of a stream must not wait for 256 KiB. So the
+		 * limit starts at one block and doubles with each read.
+		 */
+		while (cnt < (int)ARRAY_SIZE(iov) && room < max &&
 		       (b = ring_write_ahead(&src->ring, (size_t)cnt))) {
 			iov[cnt].iov_base = b->data + off;
-			iov[cnt].iov_len = MIN(sizeof(b->data) - off, SOURCE_READ_AHEAD - room);
+			iov[cnt].iov_len = MIN(sizeof(b->data) - off, max - room);
 			room += iov[cnt++].iov_len;
 			off = 0;
 			if (!src->ops->readv)
@@ -376,6 +382,7 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 		if (r < 0)
 			return (int)r;
 		src->ahead += (size_t)r;
+		src->read_max = MIN(2 * max, (size_t)SOURCE_READ_AHEAD);
 	}
 	*time_ns = src->ahead_time_ns;
 	return 0;
@@ -513,6 +520,7 @@ static int read_blocks(struct source *src, char *why, size_t len)
 	}
 	fips_init(&src->fips, seed);
 	wipe(seed, sizeof(seed));
+	src->read_max = FIPS_BLOCK_BYTES;
 	source_fail_window_reset(&src->window);
 	src->blocks_since_open = 0;
 

@@ -107,7 +107,9 @@ sysv_case() {
 	t0=$(date +%s%N)
 	out=$("$script" stop 2>&1) || { fail "sysv $v: stop: $out"; return; }
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	if ! gone "$pid2" || [ $ms -gt 1000 ]; then
+	# The stop waits for the daemon; the bound is generous (a loaded machine is slow), the
+	# time is reported.
+	if ! gone "$pid2" || [ $ms -gt 10000 ]; then
 		fail "sysv $v: stop: daemon $(gone "$pid2" && echo gone || echo running) after $ms ms"
 		return
 	fi
