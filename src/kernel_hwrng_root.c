@@ -502,8 +502,8 @@ int kernel_hwrng_root_restore(void)
 		log_notice(WHO ": owner and mode of rng_quality put back (%u:%u, %o)",
 			   (unsigned int)rec.uid, (unsigned int)rec.gid, (unsigned int)rec.mode);
 	if (root_fd >= 0) {
-		if (ret == 0)
-			(void)unlinkat(root_fd, KERNEL_HWRNG_ROOT_RECORD, 0);
+		if (ret == 0 && unlinkat(root_fd, KERNEL_HWRNG_ROOT_RECORD, 0) == 0)
+			(void)rmdir(kernel_hwrng_root_dir()); /* empty now; a symlink is not removed */
 		close(root_fd);
 	}
 	return ret < 0 ? ret : refused ? -EBADMSG : 0;
