@@ -52,7 +52,7 @@ void source_fail_window_reset(struct source_fail_window *w);
 /* Blocks a source's ring holds by default (see source_set_ring_blocks()). */
 #define SOURCE_RING_BLOCKS 4
 /* Largest single readv of a reader thread, straight into the ring's free slots. */
-#define SOURCE_READ_AHEAD (32 * 1024)
+#define SOURCE_READ_AHEAD (256 * 1024)
 
 /* ---- Runtime (main thread) ---- */
 
