@@ -29,8 +29,7 @@
 #include "sources/rndr.h"
 #include "util.h"
 
-#ifdef ENABLE_SOURCE_RNDR
-
+/* The schema stays when compiled out, so that a configuration stays valid (as via's). */
 static const char *const instruction_choices[] = { "auto", "rndrrs", "rndr", NULL };
 
 static const struct option_spec rndr_options[] = {
@@ -41,6 +40,8 @@ static const struct option_spec rndr_options[] = {
 	  .help = "auto (RNDRRS where it delivers, else RNDR), rndrrs or rndr" },
 	{ 0 },
 };
+
+#ifdef ENABLE_SOURCE_RNDR
 
 static const char *insn_name(enum rndr_insn insn)
 {
@@ -299,8 +300,6 @@ static ssize_t rndr_read(struct source *src, void *buf, size_t max)
 	return rndr_readv(src, &iov, 1);
 }
 
-#define RNDR_OPTIONS rndr_options
-
 #else /* compiled out (--disable-source-rndr): a stub that says so */
 
 static int rndr_probe(struct source *src, char *why, size_t len)
@@ -321,7 +320,6 @@ static ssize_t rndr_read(struct source *src, void *buf, size_t max)
 
 #define rndr_readv NULL
 #define rndr_fini NULL
-#define RNDR_OPTIONS NULL
 
 #endif
 
@@ -339,7 +337,7 @@ const struct source_ops source_rndr = {
 	.default_on = true,
 	.cpu_rng = true,
 	.quality = 256,
-	.options = RNDR_OPTIONS,
+	.options = rndr_options,
 	.probe = rndr_probe,
 	.init = rndr_init,
 	.read = rndr_read,
