@@ -18,6 +18,7 @@
 #include "notify.h"
 #include "daemon_internal.h"
 #include "daemon_status.h"
+#include "kernel_hwrng_state.h"
 #include "stats.h"
 #include "util.h"
 
@@ -306,9 +307,8 @@ void daemon_start_kernel_hwrng(struct daemon *d)
 	if (d->mode != DAEMON_FEED || !d->sink || output_sink(d) || m == KERNEL_HWRNG_LEAVE ||
 	    !kernel_hwrng_reader(d->set, &dir))
 		return;
-	kernel_hwrng_start(&d->kh, m, dir,
-			   kernel_hwrng_state_path(d->conf.status_file, state, sizeof(state)),
-			   d->set);
+	/* A fixed path (not the status file's directory): root's restore needs no config. */
+	kernel_hwrng_start(&d->kh, m, dir, kernel_hwrng_state_path(state, sizeof(state)), d->set);
 }
 
 int daemon_start(struct daemon *d)

@@ -23,22 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "kernel_hwrng.h"
+#include "kernel_hwrng_state.h"
 #include "log.h"
 #include "source.h"
 #include "sysfs.h"
 #include "util.h"
 
 #define WHO "kernel-hwrng"
-
-struct saved {
-	char dir[PATH_MAX];
-	char backend[128];
-	unsigned int quality;
-};
 
 int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret)
 {
@@ -53,19 +47,6 @@ int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret)
 	return -EINVAL;
 }
 
-const char *kernel_hwrng_state_path(const char *status_file, char *buf, size_t len)
-{
-	const char *slash = status_file ? strrchr(status_file, '/') : NULL;
-	int n;
-
-	if (slash)
-		n = snprintf(buf, len, "%.*s/%s", (int)(slash - status_file), status_file,
-			     KERNEL_HWRNG_STATE_NAME);
-	else
-		n = snprintf(buf, len, "%s/rngd/%s", RUNSTATEDIR, KERNEL_HWRNG_STATE_NAME);
-	return n > 0 && (size_t)n < len ? buf : NULL;
-}
-
 void kernel_hwrng_init(struct kernel_hwrng *kh)
 {
 	memset(kh, 0, sizeof(*kh));
@@ -78,15 +59,9 @@ void kernel_hwrng_init(struct kernel_hwrng *kh)
 static int quality_read(const char *dir, unsigned int *q)
 {
 	char buf[16];
-	uint64_t v;
 	int r = sysfs_read(dir, "rng_quality", buf, sizeof(buf));
 
-	if (r < 0)
-		return r;
-	if (parse_uint(buf, 0, 1024, &v) < 0)
-		return -EINVAL;
-	*q = (unsigned int)v;
-	return 0;
+	return r < 0 ? r : sysfs_parse_quality(buf, q);
 }
 
 /* Through fd when open (kept across the privilege drop), else by path. "N\n": 2+ bytes. */
@@ -110,7 +85,7 @@ static int current_read(const char *dir, char *buf, size_t size)
 {
 	int r = sysfs_read(dir, "rng_current", buf, size);
 
-	if (r >= 0 && strcmp(buf, "none") == 0)
+	if (r >= 0 && sysfs_is_none(buf))
 		buf[0] = '\0';
 	return r;
 }
@@ -118,14 +93,9 @@ static int current_read(const char *dir, char *buf, size_t size)
 static bool available(const char *dir, const char *name)
 {
 	char list[1024];
-	size_t n = strlen(name);
 
-	if (sysfs_read(dir, "rng_available", list, sizeof(list)) < 0)
-		return false;
-	for (const char *s = list; (s = strstr(s, name)); s += n)
-		if ((s == list || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
-			return true;
-	return false;
+	return sysfs_read(dir, "rng_available", list, sizeof(list)) >= 0 &&
+	       sysfs_list_has(list, name);
 }
 
 /*
@@ -180,74 +150,29 @@ static int restore_quality(const char *dir, int fd, const char *backend, unsigne
 
 /* ---- state file ---- */
 
-static int state_write(const char *path, const struct saved *s)
+/* The state file's record for one backend (what the daemon remembers today). */
+static int state_write_one(const char *path, const char *backend, unsigned int quality)
 {
-	char tmp[PATH_MAX + 16], text[PATH_MAX + 200];
-	int fd, n, r = 0;
+	struct kernel_hwrng_state st = { 0 };
+	int r = kernel_hwrng_state_add(&st, backend, quality);
 
-	n = snprintf(text, sizeof(text), "sysfs=%s\nbackend=%s\nquality=%u\n", s->dir, s->backend,
-		     s->quality);
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	(void)unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == ENOENT) {
-		char dir[PATH_MAX];
-		const char *slash = strrchr(path, '/');
-
-		/* No status file, no runtime directory yet: make it, as the status file would. */
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash ? slash - path : 0), path);
-		if (dir[0] && mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	}
-	if (fd < 0)
-		return -errno;
-	r = write_full(fd, text, (size_t)n);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0)
-		(void)unlink(tmp);
-	return r;
+	return r < 0 ? r : kernel_hwrng_state_write(path, &st);
 }
 
-/* Lines "key=value" of a small file; value of key into buf. 0 or -ENOENT (-errno). */
-static int file_value(const char *text, const char *key, char *buf, size_t size)
+/* The original quality of backend in the state file (an earlier run's). 0 or -errno. */
+static int state_read_one(const char *path, const char *backend, unsigned int *quality)
 {
-	size_t n = strlen(key);
-
-	for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL) {
-		if (strncmp(s, key, n) == 0 && s[n] == '=') {
-			const char *v = s + n + 1;
-			size_t l = strcspn(v, "\n");
-
-			if (l >= size)
-				return -ENAMETOOLONG;
-			memcpy(buf, v, l);
-			buf[l] = '\0';
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-static int state_read(const char *path, struct saved *s)
-{
-	char text[PATH_MAX + 200], q[16];
-	uint64_t v;
-	int r = (int)read_text_file(path, text, sizeof(text));
+	struct kernel_hwrng_state st;
+	const struct kernel_hwrng_saved *s;
+	char why[160];
+	int r = kernel_hwrng_state_read(AT_FDCWD, path, &st, NULL, why, sizeof(why));
 
 	if (r < 0)
 		return r;
-	if (file_value(text, "sysfs", s->dir, sizeof(s->dir)) < 0 ||
-	    file_value(text, "backend", s->backend, sizeof(s->backend)) < 0 ||
-	    file_value(text, "quality", q, sizeof(q)) < 0 || parse_uint(q, 0, 1024, &v) < 0)
-		return -EBADMSG;
-	s->quality = (unsigned int)v;
+	s = kernel_hwrng_state_find(&st, backend);
+	if (!s)
+		return -ENOENT;
+	*quality = s->quality;
 	return 0;
 }
 
@@ -275,9 +200,8 @@ static int refuse(struct kernel_hwrng *kh, int r, int level, const char *fmt, ..
 
 int kernel_hwrng_take(struct kernel_hwrng *kh)
 {
-	struct saved s = { 0 };
 	char cur[128], now[128], sel[8] = "0", why[256];
-	unsigned int q;
+	unsigned int q, saved_q = 0;
 	int r;
 
 	r = current_read(kh->dir, cur, sizeof(cur));
@@ -289,23 +213,19 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 		return refuse(kh, r, LOG_WARNING, "cannot read %s/rng_quality: %s; leaving %s "
 			      "to the kernel", kh->dir, strerror(-r), cur);
 	/* rngd stopped without giving it back (a crash, SIGKILL): the file has the original. */
-	if (q == 0 && state_read(kh->state, &s) == 0 && strcmp(s.backend, cur) == 0 &&
-	    strcmp(s.dir, kh->dir) == 0 && s.quality > 0) {
+	if (q == 0 && state_read_one(kh->state, cur, &saved_q) == 0 && saved_q > 0) {
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
 			 "rng_quality of %s is 0 and %s says %u from "
 			 "an earlier run that did not give it back: taking %u",
-			 cur, kh->state, s.quality, s.quality);
-		q = s.quality;
+			 cur, kh->state, saved_q, saved_q);
+		q = saved_q;
 	} else if (q == 0) {
 		kh->not_needed = true;
 		return refuse(kh, 0, LOG_INFO, "rng_quality of %s is already 0: the kernel "
 			      "credits it nothing; nothing to take over", cur);
 	}
-	snprintf(s.dir, sizeof(s.dir), "%s", kh->dir);
-	snprintf(s.backend, sizeof(s.backend), "%s", cur);
-	s.quality = q;
 	/* The original is on disk before it is changed: a SIGKILL cannot lose it. */
-	r = state_write(kh->state, &s);
+	r = state_write_one(kh->state, cur, q);
 	if (r < 0)
 		return refuse(kh, r, LOG_WARNING, "cannot write %s: %s; not taking %s over "
 			      "(it could not be given back after a crash)",
@@ -377,8 +297,7 @@ struct source *kernel_hwrng_reader(struct source_set *set, const char **dir_ret)
 		if (st.state == SOURCE_ABSENT || st.state == SOURCE_FAILED)
 			continue;
 		/* Only the misc hwrng reads the current backend (a file or FIFO does not). */
-		if (stat(dev, &sb) < 0 || !S_ISCHR(sb.st_mode) || major(sb.st_rdev) != 10 ||
-		    minor(sb.st_rdev) != 183)
+		if (stat(dev, &sb) < 0 || !sysfs_is_misc_hwrng(&sb))
 			continue;
 		*dir_ret = source_opt_str(src, "sysfs");
 		return src;
@@ -457,12 +376,8 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 		(void)kernel_hwrng_take(kh);
 	} else if (kh->taken && quality_read(kh->dir, &q) == 0 && q != 0) {
 		/* Registered again (its driver's quality), or written by an administrator. */
-		struct saved s = { .quality = q };
-		int r;
+		int r = state_write_one(kh->state, kh->backend, q);
 
-		snprintf(s.dir, sizeof(s.dir), "%s", kh->dir);
-		snprintf(s.backend, sizeof(s.backend), "%s", kh->backend);
-		r = state_write(kh->state, &s);
 		if (r == 0)
 			r = quality_write(kh->dir, kh->fd, 0);
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
@@ -555,122 +470,4 @@ void kernel_hwrng_stop(struct kernel_hwrng *kh)
 {
 	kernel_hwrng_give_back(kh, "rngd stops");
 	closep(&kh->fd);
-}
-
-/* ---- root's commands for the unit ---- */
-
-int kernel_hwrng_grant(const char *state_path, const char *dir, gid_t gid, char *why, size_t len)
-{
-	char path[PATH_MAX + 16], grant[PATH_MAX + 16], text[PATH_MAX + 100];
-	const char *slash = strrchr(state_path, '/');
-	struct stat st;
-	int fd, n, r;
-
-	snprintf(path, sizeof(path), "%s/rng_quality", dir);
-	if (stat(path, &st) < 0) {
-		r = -errno;
-		snprintf(why, len, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0), state_path,
-		 KERNEL_HWRNG_GRANT_NAME);
-	/* A grant of an earlier run that was not taken back keeps the first original. */
-	if (access(grant, F_OK) != 0) {
-		n = snprintf(text, sizeof(text), "sysfs=%s\nuid=%u\ngid=%u\nmode=%o\n", dir,
-			     (unsigned int)st.st_uid, (unsigned int)st.st_gid,
-			     (unsigned int)(st.st_mode & 07777));
-		fd = open(grant, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || write_full(fd, text, (size_t)n) < 0 || close(fd) < 0) {
-			r = -errno;
-			snprintf(why, len, "cannot write %s: %s", grant, strerror(-r));
-			return r;
-		}
-	}
-	if (chown(path, (uid_t)-1, gid) < 0 || chmod(path, 0664) < 0) {
-		r = -errno;
-		snprintf(why, len, "cannot give %s to group %u: %s", path, (unsigned int)gid,
-			 strerror(-r));
-		return r;
-	}
-	return 0;
-}
-
-/* Put back what --grant-kernel-hwrng changed. 1 when done, 0 without a grant file. */
-static int ungrant(const char *state_path, char *why, size_t len)
-{
-	char grant[PATH_MAX + 16], text[PATH_MAX + 100], dir[PATH_MAX], path[PATH_MAX + 16];
-	char uid[16], gid[16], mode[16];
-	const char *slash = strrchr(state_path, '/');
-	uint64_t u, g;
-	unsigned long m;
-	int r;
-
-	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0), state_path,
-		 KERNEL_HWRNG_GRANT_NAME);
-	r = (int)read_text_file(grant, text, sizeof(text));
-	if (r == -ENOENT)
-		return 0;
-	if (r >= 0 &&
-	    (file_value(text, "sysfs", dir, sizeof(dir)) < 0 ||
-	     file_value(text, "uid", uid, sizeof(uid)) < 0 ||
-	     file_value(text, "gid", gid, sizeof(gid)) < 0 ||
-	     file_value(text, "mode", mode, sizeof(mode)) < 0 ||
-	     parse_uint(uid, 0, UINT32_MAX, &u) < 0 || parse_uint(gid, 0, UINT32_MAX, &g) < 0))
-		r = -EBADMSG;
-	if (r < 0) {
-		snprintf(why, len, "cannot read %.300s: %s", grant, strerror(-r));
-		return r;
-	}
-	m = strtoul(mode, NULL, 8) & 07777;
-	snprintf(path, sizeof(path), "%s/rng_quality", dir);
-	if ((chown(path, (uid_t)u, (gid_t)g) < 0 || chmod(path, (mode_t)m) < 0) &&
-	    errno != ENOENT) {
-		r = -errno;
-		snprintf(why, len, "cannot put back the owner and mode of %.300s: %s", path,
-			 strerror(-r));
-		return r;
-	}
-	(void)unlink(grant);
-	return 1;
-}
-
-int kernel_hwrng_restore_saved(const char *state_path, const char *dir, char *why, size_t len)
-{
-	struct saved s;
-	char text[512] = "";
-	int r, g;
-
-	r = state_read(state_path, &s);
-	if (r == -ENOENT) {
-		r = 0;
-	} else if (r < 0) {
-		snprintf(why, len, "cannot read %s: %s", state_path, strerror(-r));
-		return r;
-	} else {
-		if (!s.dir[0])
-			snprintf(s.dir, sizeof(s.dir), "%s", dir);
-		r = restore_quality(s.dir, -1, s.backend, s.quality, text, sizeof(text));
-		if (r < 0) {
-			snprintf(why, len, "%s", text);
-			return r;
-		}
-		if (r > 0)
-			snprintf(why, len, "%s: rng_quality %u put back", s.backend, s.quality);
-		else
-			snprintf(why, len, "%s", text);
-		(void)unlink(state_path);
-		r = 1;
-	}
-	g = ungrant(state_path, text, sizeof(text));
-	if (g < 0) {
-		snprintf(why, len, "%s", text);
-		return g;
-	}
-	if (g > 0) {
-		size_t n = r ? strlen(why) : 0;
-
-		snprintf(why + n, len - n, "%srng_quality's owner and mode put back",
-			 r ? "; " : "");
-	}
-	return r || g ? 1 : 0;
 }

@@ -17,16 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "sources/hwrng.h"
 #include "sysfs.h"
 #include "util.h"
-
-/* include/linux/miscdevice.h: MISC_MAJOR 10, HWRNG_MINOR 183. */
-#define HWRNG_MAJOR 10
-#define HWRNG_MINOR 183
 
 #define NAME_SIZE 128
 #define LIST_SIZE 1024
@@ -51,6 +47,7 @@ struct hwrng_state {
 	size_t read_size;
 	int hw_error_counter;
 	bool misc;		  /* the misc hwrng: rng_quality applies */
+	bool bulk;		  /* a FIFO or regular file: read many blocks at once */
 	uint64_t quality_read_ns; /* when rng_quality was last read */
 	/* init selected fs.target (rng_current was fs.current, automatic when prev_auto). */
 	bool changed, prev_auto;
@@ -61,27 +58,6 @@ static const struct hwrng_profile hwrng_profile_plain = {
 	.driver = "hwrng",
 	.unit = 1,
 };
-
-/* Whether st is the hwrng class's node: misc 10:183, or one whose sysfs entry is hw_random. */
-static bool is_misc_hwrng(const struct stat *st)
-{
-	char path[64], link[PATH_MAX];
-	const char *base;
-	ssize_t n;
-
-	if (!S_ISCHR(st->st_mode))
-		return false;
-	if (major(st->st_rdev) == HWRNG_MAJOR && minor(st->st_rdev) == HWRNG_MINOR)
-		return true;
-	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u", major(st->st_rdev),
-		 minor(st->st_rdev));
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return false;
-	link[n] = '\0';
-	base = strrchr(link, '/');
-	return strcmp(base ? base + 1 : link, "hw_random") == 0;
-}
 
 /*
  * Anything but the hwrng class's node is credited nothing unless "quality" says otherwise:
@@ -109,7 +85,7 @@ static void other_device_quality(struct source *src, const char *dev, const stru
 /* Whether the device can be read as a source; *misc tells whether it is /dev/hwrng. */
 static int classify(const char *path, const struct stat *st, bool *misc, char *why, size_t len)
 {
-	*misc = is_misc_hwrng(st);
+	*misc = sysfs_is_misc_hwrng(st);
 	if (*misc || S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
 		return 0;
 	if (S_ISCHR(st->st_mode))
@@ -126,12 +102,6 @@ static bool backend_matches(const struct hwrng_profile *p, const char *name)
 		return strncmp(name, p->backend, strlen(p->backend)) == 0 &&
 		       name[strlen(p->backend)] != '\0';
 	return strcmp(name, p->backend) == 0;
-}
-
-/* The kernel's way of saying "no backend": "none" (6.18.y+) or an empty rng_current. */
-static bool is_none(const char *name)
-{
-	return name[0] == '\0' || strcmp(name, "none") == 0;
 }
 
 /*
@@ -154,7 +124,7 @@ static bool find_in_list(const char *list, const struct hwrng_profile *p, const 
 			memcpy(word, s, n);
 			word[n] = '\0';
 			if (name ? strcmp(word, name) == 0
-				 : !is_none(word) && backend_matches(p, word)) {
+				 : !sysfs_is_none(word) && backend_matches(p, word)) {
 				snprintf(out, size, "%s", word);
 				return true;
 			}
@@ -188,7 +158,7 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 		return r;
 	}
 	if (!need) {
-		if (is_none(fs->current)) {
+		if (sysfs_is_none(fs->current)) {
 			snprintf(why, len, "no current hwrng backend (rng_current is none)");
 			return -ENODEV;
 		}
@@ -202,7 +172,7 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 		return r;
 	}
 	if (want) {
-		if (is_none(want) || !backend_matches(p, want)) {
+		if (sysfs_is_none(want) || !backend_matches(p, want)) {
 			snprintf(why, len, "backend '%s' is not a %s%s backend", want,
 				 p->backend ? p->backend : "usable", p->prefix ? "N" : "");
 			return -EINVAL;
@@ -221,7 +191,7 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 		}
 		return 0;
 	}
-	if (!is_none(fs->current) && backend_matches(p, fs->current)) {
+	if (!sysfs_is_none(fs->current) && backend_matches(p, fs->current)) {
 		snprintf(fs->target, sizeof(fs->target), "%s", fs->current);
 		return 0;
 	}
@@ -341,12 +311,12 @@ static const struct hwrng_profile *quirks_for(const struct hwrng_profile *p, con
 static void read_quality(struct source *src)
 {
 	char buf[16];
-	uint64_t q;
+	unsigned int q;
 
 	/* Absent before 5.18; ENODEV without a current rng: keep what was found before. */
 	if (sysfs_read(source_opt_str(src, "sysfs"), "rng_quality", buf, sizeof(buf)) >= 0 &&
-	    parse_uint(buf, 0, 1024, &q) == 0)
-		source_set_quality(src, (unsigned int)q);
+	    sysfs_parse_quality(buf, &q) == 0)
+		source_set_quality(src, q);
 }
 
 int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
@@ -401,6 +371,13 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 	st->read_size = (size_t)source_opt_uint(src, "read-size");
 	st->hw_error_counter = st->quirks->hw_errors ? source_counter(src, "hardware-errors") : -1;
 	st->misc = misc;
+	st->bulk = !misc && (S_ISREG(sb.st_mode) || S_ISFIFO(sb.st_mode));
+	/*
+	 * A FIFO holds 64 KiB by default: its writer and this reader would take turns every
+	 * 64 KiB, a context switch each. Ask for 1 MiB (the default pipe-max-size); best effort.
+	 */
+	if (S_ISFIFO(sb.st_mode))
+		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
 	st->quality_read_ns = now_ns();
 	st->changed = changed;
 	st->prev_auto = prev_auto;
@@ -428,7 +405,7 @@ int hwrng_check(struct source *src, const struct hwrng_profile *p, char *why, si
 			return r;
 	}
 
-	if (want && (is_none(want) || !backend_matches(p, want))) {
+	if (want && (sysfs_is_none(want) || !backend_matches(p, want))) {
 		if (p->backend)
 			snprintf(why, len, "backend '%s' is not a %s%s backend", want, p->backend,
 				 p->prefix ? "N" : "");
@@ -483,6 +460,27 @@ ssize_t hwrng_read(struct source *src, void *buf, size_t max)
 	}
 }
 
+/*
+ * A FIFO or a regular file (-r FILE, a pipeline's input) is read as fast as it gives:
+ * straight into several free slots of the ring at once (one readv(2) for up to
+ * SOURCE_READ_AHEAD bytes, not one read per 2500-byte block). A device reads read-size
+ * bytes into the first buffer, as hwrng_read().
+ */
+static ssize_t hwrng_readv(struct source *src, const struct iovec *iov, int cnt)
+{
+	struct hwrng_state *st = source_priv(src);
+	ssize_t r;
+
+	if (!st)
+		return -EBADF;
+	if (!st->bulk)
+		return hwrng_read(src, iov[0].iov_base, iov[0].iov_len);
+	r = readv(st->fd, iov, cnt);
+	if (r >= 0)
+		return r;
+	return errno == EAGAIN ? 0 : -errno;
+}
+
 void hwrng_fini(struct source *src)
 {
 	struct hwrng_state *st = source_priv(src);
@@ -529,5 +527,6 @@ const struct source_ops source_hwrng = {
 	.probe = hwrng_plain_probe,
 	.init = hwrng_plain_init,
 	.read = hwrng_read,
+	.readv = hwrng_readv,
 	.fini = hwrng_fini,
 };
