@@ -68,6 +68,32 @@ test_status_escapes() {
 	fi
 }
 
+# Item 6a: a path of the wrong kind is a configuration error, exit 78, whatever the kind
+# (a socket exited 66, a directory 78), for file: and for -r.
+test_wrong_kind() {
+	local kind p rc bad=""
+	mkdir "$T/dir"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/sock"
+	for p in "$T/dir" "$T/sock"; do
+		timeout 20 "$RNGD" -f "${NOSRC[@]}" -O rngd:status-file: -O rngd:pid-file: \
+			-O "file:k:path:$p" -o "$T/k.out" 2>"$T/k.err"
+		rc=$?
+		kind=$(grep -o "is a [a-z]*, not" "$T/k.err" | head -1)
+		[ $rc -eq 78 ] && [ -n "$kind" ] || bad="$bad file:$p exit $rc ($(head -1 "$T/k.err"));"
+		timeout 20 "$RNGD" -f "${NOCPU[@]}" -O rngd:status-file: -O rngd:pid-file: \
+			-r "$p" -o "$T/k.out" 2>"$T/k.err"
+		rc=$?
+		[ $rc -eq 78 ] && grep -q "is a [a-z]*, not" "$T/k.err" ||
+			bad="$bad -r $p exit $rc ($(head -1 "$T/k.err"));"
+	done
+	if [ -n "$bad" ]; then
+		fail "wrong kind of path:$bad"
+	else
+		ok "a directory or a socket as file: or -r: exit 78 each, naming the kind"
+	fi
+}
+
+test_wrong_kind
 test_dump_stdout_closed
 test_status_escapes
 test_dump_full

@@ -698,7 +698,7 @@ static void test_bad_devices(void **state)
 
 	src = fake_source_new(&source_hwrng, NULL, o3);
 	assert_int_equal(source_hwrng.probe(src, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "/tmp is not a character device, regular file or FIFO");
+	assert_string_equal(why, "/tmp is a directory, not a character device, regular file or FIFO");
 	fake_source_free(src);
 }
 

@@ -90,7 +90,9 @@ static int classify(const char *path, const struct stat *st, bool *misc, char *w
 		return 0;
 	if (S_ISCHR(st->st_mode))
 		return refuse_kernel_random(path, st, why, len);
-	snprintf(why, len, "%s is not a character device, regular file or FIFO", path);
+	/* A path of the wrong kind is a configuration error, whatever the kind (exit 78). */
+	snprintf(why, len, "%s is %s, not a character device, regular file or FIFO", path,
+		 file_kind(st));
 	return -EINVAL;
 }
 
@@ -329,6 +331,12 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 	struct stat sb;
 	int fd, r;
 
+	/* Before the open: a socket cannot be opened at all (ENXIO), and is no less wrong. */
+	if (stat(dev, &sb) == 0) {
+		r = classify(dev, &sb, &misc, why, len);
+		if (r < 0)
+			return r;
+	}
 	/* Reads block; a FIFO without a writer does not block the open. O_RDONLY (§2.1). */
 	fd = open_read_blocking(dev);
 	if (fd < 0) {
