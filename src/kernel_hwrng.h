@@ -32,19 +32,38 @@ enum kernel_hwrng_mode {
 	KERNEL_HWRNG_WATCH,
 };
 
+/* Backends this process wrote 0 to and still owes their quality (give-back failed or pending). */
+#define KERNEL_HWRNG_OWED_MAX 8
+
+struct kernel_hwrng_owed {
+	char backend[128];
+	unsigned int quality; /* rng_quality found before this process wrote 0 */
+};
+
 struct kernel_hwrng {
 	enum kernel_hwrng_mode mode;
 	int fd;		      /* rng_quality for writing, kept across the drop; -1 */
+	int cur_fd;	      /* rng_current for writing (root at start, kept across the drop); -1 */
+	int cur_rfd;	      /* rng_current for reading (the crash handler's check); -1 */
 	char dir[PATH_MAX];   /* the hw_random sysfs directory; "" when not acting */
 	char state[PATH_MAX]; /* the state file */
-	bool taken;	      /* this process wrote 0 to backend's rng_quality */
+	bool taken;	      /* this process wrote 0 to backend's rng_quality, backend current */
 	bool refused;	      /* take-over of backend refused (logged); not retried */
 	bool demoted;	      /* watch: 0 written once */
-	bool no_access;	      /* rng_quality could not be opened at start: acts as leave */
-	bool not_needed;      /* refused because rng_quality was 0 already */
+	bool no_access;	      /* rng_quality could not be opened for writing: acts as leave */
+	bool not_needed;      /* refused because rng_quality was 0 already (retried if raised) */
 	bool lost;	      /* taken earlier in this run, given back while rngd runs */
+	bool locked;	      /* holds the flock on rng_quality: the one daemon that takes over */
+	bool busy;	      /* another process holds that lock: refused, retried each tick */
+	pid_t holder;	      /* ... its pid (/proc/locks), 0 when unknown */
+	bool deferred;	      /* left to the kernel for now (selection, other backends): retried */
+	char told[128];	      /* the backend the reason for deferring was logged for */
+	bool open_tried;      /* rng_quality opened or tried after start (logged once) */
+	bool disabled;	      /* this run never acts (not feeding the kernel, no state path) */
 	char backend[128];    /* taken over or refused */
 	unsigned int quality; /* rng_quality found before the take-over */
+	struct kernel_hwrng_owed owed[KERNEL_HWRNG_OWED_MAX];
+	size_t n_owed;	      /* every backend this process set to 0 and has not given back */
 	uint64_t trips;	      /* watch: failure-window trips seen (UINT64_MAX: take the count) */
 	const void *watched;  /* ... of this source */
 };
