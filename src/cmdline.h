@@ -17,33 +17,47 @@
 enum {
 	EXIT_RUNTIME = 1,
 	EXIT_USAGE = 2,
-	EXIT_NO_SOURCE = 66,	/* EX_NOINPUT */
-	EXIT_NO_PERM = 77,	/* EX_NOPERM */
-	EXIT_CONFIG = 78,	/* EX_CONFIG */
+	EXIT_NO_SOURCE = 66, /* EX_NOINPUT */
+	EXIT_NO_PERM = 77,   /* EX_NOPERM */
+	EXIT_CONFIG = 78,    /* EX_CONFIG */
 };
 
 /* A setting from the command line, applied after the configuration file (the command line
  * wins) and again on every reload. */
 struct override {
-	char *source;		/* NULL for an [rngd] key */
+	char *source; /* NULL for an [rngd] key */
 	char *key;
 	char *value;
-	char where[48];		/* "option -R" */
+	char where[48]; /* "option -R" */
 };
 
 /* What --status prints. */
 enum status_format {
-	STATUS_FORMAT_TABLE,	/* for people (default) */
-	STATUS_FORMAT_JSON,	/* --json, --format=json: the document as it is */
-	STATUS_FORMAT_METRICS,	/* --format=openmetrics: metrics.h */
+	STATUS_FORMAT_TABLE,   /* for people (default) */
+	STATUS_FORMAT_JSON,    /* --json, --format=json: the document as it is */
+	STATUS_FORMAT_METRICS, /* --format=openmetrics: metrics.h */
 };
+
+/* A line for the log, said once logging is set up (rng-tools names, no-op options). */
+struct cmdline_notice {
+	int level;
+	char *text;
+};
+
+struct compat_source;
 
 struct options {
 	const char *config_path;
 	bool config_explicit;
 	bool config_seen; /* read at start: a reload must find it again */
 	bool foreground;
-	int log_level;
+	bool foreground_said; /* -f or -b given */
+	int log_level;	      /* 0: not parsed yet */
+	bool log_level_said;  /* -d or -q given */
+	bool help, version, hrng_help;
+	bool import; /* --import-rng-tools [FILE] */
+	const char *import_file;
+	const struct compat_source *print_compat; /* -O NAME of an rng-tools source not here */
 	bool list, check_config, test_mode, once, status, ignore_fail;
 	enum status_format status_format;
 	const char *status_format_option; /* "--json" or "--format" when given */
@@ -54,10 +68,28 @@ struct options {
 	const char *grant_kernel_hwrng; /* --grant-kernel-hwrng[=GROUP]: the group */
 	struct override *ov;
 	size_t n_ov;
+	struct cmdline_notice *notices;
+	size_t n_notices;
 };
 
-/* Parse argv into o (zero-initialised by the caller). Exits on --help, --version and usage errors. */
+/*
+ * Parse argv into o (zero-initialised by the caller). Exits on --help, --version, usage
+ * errors (2) and the wrong values that cmdline_parse_args() checks (78), after one line on
+ * stderr.
+ */
 void cmdline_parse(struct options *o, int argc, char **argv);
+/*
+ * The same without exiting or printing: 0, or EXIT_USAGE (a usage error) or EXIT_CONFIG (a
+ * wrong value that only the command line checks: -W 101%, --rng-entropy=2) with err set
+ * (o keeps what was parsed; free it with cmdline_free()). debian: rng-tools-debian 2.3's short
+ * letters (-t N is --feed-interval, -R --rng-driver, -S -H -Q -T -B its own), as its RNGDOPTIONS
+ * has them.
+ * --help and --version set o->help and o->version.
+ */
+int cmdline_parse_args(struct options *o, int argc, char **argv, bool debian, char *err,
+		       size_t errlen);
+/* Log the notices the parse left (once, after log_setup()). */
+void cmdline_log_notices(const struct options *o);
 /* Free what cmdline_parse() allocated. */
 void cmdline_free(struct options *o);
 /*

@@ -34,8 +34,13 @@
  * it cannot fail; conf_free() and the setters know not to free them.
  */
 static const char def_random_device[] = "/dev/random";
-static const char def_pid_file[] = "/run/rngd.pid";
-static const char def_status_file[] = "/run/rngd/status.json";
+#ifndef RUNSTATEDIR
+#define RUNSTATEDIR "/run"
+#endif
+/* configure --runstatedir (default /run, as rngd.service's RuntimeDirectory=), as the man
+ * pages say (Makefile.am substitutes the same value into them). */
+static const char def_pid_file[] = RUNSTATEDIR "/rngd.pid";
+static const char def_status_file[] = RUNSTATEDIR "/rngd/status.json";
 static const char def_kernel_hwrng[] = "take-over";
 static const char *const kernel_hwrng_modes[] = { "take-over", "leave", "watch", NULL };
 
@@ -91,7 +96,6 @@ static const struct global_key global_keys[] = {
 	KEY("metrics-file", OPTION_PATH, metrics_file, 0, 0, true),
 	KEY("metrics-interval", OPTION_UINT, metrics_interval, 0, 86400, false),
 	KEY("stats-interval", OPTION_UINT, stats_interval, 0, 86400, false),
-	KEY("use-slow-sources", OPTION_BOOL, use_slow_sources, 0, 0, false),
 	KEY("force-output", OPTION_BOOL, force_output, 0, 0, false),
 	{ .opt = { .key = "kernel-hwrng", .type = OPTION_CHOICE, .choices = kernel_hwrng_modes },
 	  .offset = offsetof(struct conf, kernel_hwrng) },
@@ -258,7 +262,6 @@ void conf_init(struct conf *c, conf_check_fn check_section)
 		.metrics_file = NULL,
 		.metrics_interval = 15,
 		.stats_interval = 0,
-		.use_slow_sources = false,
 		.kernel_hwrng = (char *)def_kernel_hwrng,
 	};
 }

@@ -56,7 +56,6 @@ struct conf {
 					   on SIGUSR1 and at exit; default 15 */
 	uint64_t stats_interval;	/* stats-interval: seconds between statistics lines, 0 = off
 					   (default) */
-	bool use_slow_sources;		/* use-slow-sources [-u] */
 	bool force_output;		/* force-output [--force-output]: an output that is an
 					   existing, non-empty regular file is truncated, not refused */
 	char *kernel_hwrng;		/* kernel-hwrng [--kernel-hwrng]: take-over (default), leave,

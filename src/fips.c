@@ -20,10 +20,13 @@
 #include <cpuid.h>
 #endif
 #include <endian.h>
+#include <errno.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fips.h"
+#include "fips_engine.h"
 #include "util.h"
 
 const char *const fips_test_names[FIPS_N_TESTS] = {
@@ -95,7 +98,7 @@ static inline uint64_t block_word(const uint8_t *block, unsigned int i)
  * equal), a run of LONG_RUN equal bits starts at p when e(p .. p+LONG_RUN-2) are all set;
  * found for the 64 positions of a word by doubling over the 128 bits of (e, next e).
  */
-static bool has_long_run(const uint8_t *block)
+bool fips_has_long_run(const uint8_t *block)
 {
 	const uint64_t tail_mask = ~UINT64_C(0) << (64 - TAIL_BYTES * 8);
 	uint64_t x = block_word(block, 0), xn = block_word(block, 1), e, en, found = 0;
@@ -233,46 +236,37 @@ static inline __attribute__((always_inline)) void scan_bits(const uint8_t *block
 	note_pairs(bc, t | ~(tail_mask << 1));
 }
 
-static inline __attribute__((always_inline)) unsigned int test_bits(const uint8_t *block)
+unsigned int fips_verdict(const struct fips_counts *c, const uint8_t *block)
 {
-	struct bit_counts bc = { 0 };
 	unsigned int result = 0;
+	uint64_t sum = 0;
+	int64_t x;
 
-	scan_bits(block, &bc);
-	if (bc.ones < MONOBIT_MIN || bc.ones > MONOBIT_MAX)
+	if (c->ones < MONOBIT_MIN || c->ones > MONOBIT_MAX)
 		result |= FIPS_MONOBIT;
+	for (unsigned int k = 0; k < 16; k++)
+		sum += c->nibbles[k] * c->nibbles[k];
+	x = (int64_t)(16 * sum) - 25000000;
+	if (!(x > POKER_LOW && x < POKER_HIGH))
+		result |= FIPS_POKER;
 	for (unsigned int k = 0; k < 6; k++) {
-		uint64_t n1 = k < 5 ? bc.ones_ge[k] - bc.ones_ge[k + 1] : bc.ones_ge[k];
-		uint64_t n0 = k < 5 ? bc.zeros_ge[k] - bc.zeros_ge[k + 1] : bc.zeros_ge[k];
+		uint64_t n1 = k < 5 ? c->ones_ge[k] - c->ones_ge[k + 1] : c->ones_ge[k];
+		uint64_t n0 = k < 5 ? c->zeros_ge[k] - c->zeros_ge[k + 1] : c->zeros_ge[k];
 
 		if (n1 < runs_interval[k].lo || n1 > runs_interval[k].hi ||
 		    n0 < runs_interval[k].lo || n0 > runs_interval[k].hi)
 			result |= FIPS_RUNS;
 	}
-	if (bc.pairs && has_long_run(block))
+	if (c->maybe_long_run && fips_has_long_run(block))
 		result |= FIPS_LONG_RUN;
+	if (c->repeat)
+		result |= FIPS_CONTINUOUS;
 	return result;
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-__attribute__((target("popcnt"))) static unsigned int test_bits_popcnt(const uint8_t *block)
-{
-	return test_bits(block);
-}
-#endif
-
-static unsigned int test_bits_generic(const uint8_t *block)
-{
-	return test_bits(block);
-}
-
-typedef unsigned int (*bit_tests_fn)(const uint8_t *);
-
-static unsigned int poker(const uint8_t *block)
+static inline __attribute__((always_inline)) void poker(const uint8_t *block, uint64_t f[16])
 {
 	uint32_t hist[4][256];
-	uint64_t f[16] = { 0 }, sum = 0;
-	int64_t x;
 	size_t i;
 
 	/* Four histograms keep consecutive increments of the same byte value independent. */
@@ -291,49 +285,161 @@ static unsigned int poker(const uint8_t *block)
 		f[b >> 4] += n;
 		f[b & 15] += n;
 	}
-	for (unsigned int k = 0; k < 16; k++)
-		sum += f[k] * f[k];
-	x = (int64_t)(16 * sum) - 25000000;
-	return x > POKER_LOW && x < POKER_HIGH ? 0 : FIPS_POKER;
 }
 
-static unsigned int continuous(struct fips_ctx *ctx, const uint8_t *block)
+static inline __attribute__((always_inline)) bool continuous(uint32_t *last_word,
+							     const uint8_t *block)
 {
-	uint32_t last = ctx->last_word;
-	unsigned int result = 0;
+	uint32_t last = *last_word;
+	bool repeat = false;
 
 	for (size_t i = 0; i < FIPS_BLOCK_BYTES; i += 4) {
 		uint32_t w;
 
 		memcpy(&w, block + i, sizeof(w));
 		if (w == last)
-			result = FIPS_CONTINUOUS;
+			repeat = true;
 		last = w;
 	}
-	ctx->last_word = last;
-	return result;
+	*last_word = last;
+	return repeat;
+}
+
+/* The scalar engine: one pass for the bits, a byte histogram for poker. */
+static inline __attribute__((always_inline)) unsigned int scalar_test(const uint8_t *block,
+								      uint32_t *last_word)
+{
+	struct bit_counts bc = { 0 };
+	struct fips_counts c = { 0 };
+
+	scan_bits(block, &bc);
+	c.ones = bc.ones;
+	memcpy(c.ones_ge, bc.ones_ge, sizeof(c.ones_ge));
+	memcpy(c.zeros_ge, bc.zeros_ge, sizeof(c.zeros_ge));
+	c.maybe_long_run = bc.pairs != 0;
+	poker(block, c.nibbles);
+	c.repeat = continuous(last_word, block);
+	return fips_verdict(&c, block);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("popcnt"))) static unsigned int scalar_test_popcnt(const uint8_t *block,
+									  uint32_t *last_word)
+{
+	return scalar_test(block, last_word);
+}
+
+static bool cpu_has_popcnt(void)
+{
+	unsigned int eax, ebx, ecx, edx;
+
+	/*
+	 * CPUID.01H:ECX[23] directly: __builtin_cpu_supports() would first run libgcc's whole
+	 * feature scan, which is most of this test's start-up cost on an emulated CPU
+	 * (bench/boot).
+	 */
+	return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_POPCNT);
+}
+#endif
+
+static unsigned int scalar_test_generic(const uint8_t *block, uint32_t *last_word)
+{
+	return scalar_test(block, last_word);
+}
+
+static bool scalar_supported(void)
+{
+	return true;
+}
+
+/*
+ * The scalar engine, with POPCNT where the CPU has it (a choice made once; threads racing
+ * here store the same value).
+ */
+static unsigned int scalar_engine_test(const uint8_t *block, uint32_t *last_word)
+{
+	typedef unsigned int (*test_fn)(const uint8_t *, uint32_t *);
+	static _Atomic(test_fn) impl;
+	test_fn fn = atomic_load_explicit(&impl, memory_order_relaxed);
+
+	if (!fn) {
+		fn = scalar_test_generic;
+#if defined(__x86_64__) || defined(__i386__)
+		if (cpu_has_popcnt())
+			fn = scalar_test_popcnt;
+#endif
+		atomic_store_explicit(&impl, fn, memory_order_relaxed);
+	}
+	return fn(block, last_word);
+}
+
+static const struct fips_engine scalar_engine = {
+	.name = "scalar",
+	.supported = scalar_supported,
+	.test = scalar_engine_test,
+};
+
+const struct fips_engine *const fips_engines[] = {
+	&scalar_engine,
+#if defined(__x86_64__)
+	&fips_engine_avx2,
+	&fips_engine_avx512,
+#endif
+	NULL,
+};
+
+static _Atomic(const struct fips_engine *) current;
+
+static const struct fips_engine *fastest(void)
+{
+	const struct fips_engine *e = fips_engines[0];
+
+	for (size_t i = 1; fips_engines[i]; i++)
+		if (fips_engines[i]->supported())
+			e = fips_engines[i];
+	return e;
+}
+
+int fips_engine_select(const char *name)
+{
+	const struct fips_engine *e = NULL;
+
+	if (!name || !*name || strcmp(name, "auto") == 0) {
+		e = fastest();
+	} else {
+		for (size_t i = 0; fips_engines[i] && !e; i++)
+			if (strcmp(fips_engines[i]->name, name) == 0)
+				e = fips_engines[i];
+		if (!e)
+			return -EINVAL;
+		if (!e->supported())
+			return -ENOTSUP;
+	}
+	atomic_store_explicit(&current, e, memory_order_relaxed);
+	return 0;
+}
+
+const struct fips_engine *fips_engine_current(void)
+{
+	const struct fips_engine *e = atomic_load_explicit(&current, memory_order_relaxed);
+
+	if (!e) {
+		e = fastest();
+		atomic_store_explicit(&current, e, memory_order_relaxed);
+	}
+	return e;
+}
+
+const char *fips_engine_names(void)
+{
+#if defined(__x86_64__)
+	return "auto, scalar, avx2, avx512";
+#else
+	return "auto, scalar";
+#endif
 }
 
 unsigned int fips_test_block(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES])
 {
-	/* Chosen once; threads racing here store the same value. */
-	static _Atomic(bit_tests_fn) bits;
-	bit_tests_fn fn = atomic_load_explicit(&bits, memory_order_relaxed);
-
-	if (!fn) {
-		fn = test_bits_generic;
-#if defined(__x86_64__) || defined(__i386__)
-		unsigned int eax, ebx, ecx, edx;
-
-		/*
-		 * CPUID.01H:ECX[23] directly: __builtin_cpu_supports() would first run
-		 * libgcc's whole feature scan, which is most of this test's start-up cost
-		 * on an emulated CPU (bench/boot).
-		 */
-		if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_POPCNT))
-			fn = test_bits_popcnt;
-#endif
-		atomic_store_explicit(&bits, fn, memory_order_relaxed);
-	}
-	return fn(block) | poker(block) | continuous(ctx, block);
+	return fips_engine_current()->test(block, &ctx->last_word);
 }

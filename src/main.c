@@ -24,6 +24,7 @@
 #include "cmdline.h"
 #include "conf.h"
 #include "daemon.h"
+#include "fips_engine.h"
 #include "kernel_hwrng.h"
 #include "log.h"
 #include "metrics.h"
@@ -185,11 +186,8 @@ static int kernel_hwrng_command(const struct options *o, const struct conf *conf
 /* -O NAME alone: that source's keys and defaults. */
 static int show_source_options(const char *name)
 {
-	if (source_print_options(name, stdout) < 0) {
-		log_error("option -O: unknown source '%s'", name);
-		return EXIT_USAGE;
-	}
-	return 0;
+	/* cmdline_parse() has refused unknown names. */
+	return source_print_options(name, stdout) < 0 ? EXIT_USAGE : 0;
 }
 
 /*
@@ -450,6 +448,20 @@ static int run_mode(struct options *o)
 	return ret;
 }
 
+/* RNGD_FIPS_ENGINE (rngd(8) ENVIRONMENT), before any thread tests a block. */
+static int select_fips_engine(void)
+{
+	const char *name = getenv("RNGD_FIPS_ENGINE");
+	int r = fips_engine_select(name);
+
+	if (r == -EINVAL)
+		log_error("RNGD_FIPS_ENGINE=%s: unknown FIPS engine (one of %s)", name,
+			  fips_engine_names());
+	else if (r < 0)
+		log_error("RNGD_FIPS_ENGINE=%s: this CPU cannot run that FIPS engine", name);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = { 0 };
@@ -470,10 +482,13 @@ int main(int argc, char **argv)
 	log_set_ident("rngd");
 	cmdline_parse(&o, argc, argv);
 	log_setup(o.log_level, o.foreground ? LOG_TARGET_AUTO : LOG_TARGET_STDERR);
+	cmdline_log_notices(&o);
 
 	if (source_check_drivers(source_drivers, source_n_drivers, why, sizeof(why)) < 0) {
 		log_error("internal error: source table: %s", why);
 		ret = EXIT_RUNTIME;
+	} else if (select_fips_engine() < 0) {
+		ret = EXIT_CONFIG;
 	} else {
 		ret = run_mode(&o);
 	}

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fips.h"
+#include "fips_engine.h"
 #include "util.h"
 
 #define CHUNK_BLOCKS 64
@@ -427,6 +428,25 @@ out:
 	return status;
 }
 
+/* RNGD_FIPS_ENGINE (rngtest(1)): -1 when chosen, else an exit code. */
+static int select_engine(void)
+{
+	const char *name = getenv("RNGD_FIPS_ENGINE");
+	int r = fips_engine_select(name);
+
+	if (r == -EINVAL) {
+		fprintf(stderr, "rngtest: RNGD_FIPS_ENGINE=%s: unknown engine (one of %s)\n", name,
+			fips_engine_names());
+		return EXIT_USAGE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "rngtest: RNGD_FIPS_ENGINE=%s: this CPU cannot run that engine\n",
+			name);
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
@@ -436,6 +456,9 @@ int main(int argc, char **argv)
 	int r;
 
 	r = parse_args(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	r = select_engine();
 	if (r >= 0)
 		return r;
 	if (!o.pipe) {

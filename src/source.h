@@ -144,6 +144,12 @@ void *source_priv(const struct source *src);
 void source_set_priv(struct source *src, void *priv);
 /* Quality found at run time (e.g. sysfs rng_quality); a configured "quality" still wins. */
 void source_set_quality(struct source *src, unsigned int quality);
+/*
+ * A notice about the source, logged once for its life (not at each re-open), with the journal
+ * field RNGD_EVENT=event.
+ */
+void source_notice_once(struct source *src, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Sleep ns, cut short by a stop: 0 when slept, -ECANCELED when stopping. */
 int source_sleep(struct source *src, uint64_t ns);
 bool source_stopping(const struct source *src);

@@ -50,6 +50,7 @@ struct source {
 	size_t n_kv;
 	bool configured; /* has a [source] section */
 	bool enabled;
+	bool noticed;		   /* source_notice_once() spoke (the thread that opens it) */
 	int conf_quality;	   /* -1 when not configured */
 	_Atomic int found_quality; /* -1 until the driver sets it (any thread) */
 	_Atomic int kept_quality;  /* kernel-hwrng take-over's, -1: none (main thread writes) */

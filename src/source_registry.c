@@ -8,11 +8,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ini.h"
+#include "log.h"
 #include "option.h"
 #include "source_internal.h"
 #include "util.h"
@@ -243,4 +246,19 @@ void source_set_priv(struct source *src, void *priv)
 void source_set_quality(struct source *src, unsigned int quality)
 {
 	atomic_store(&src->found_quality, (int)MIN(quality, 1024u));
+}
+
+void source_notice_once(struct source *src, const char *event, const char *fmt, ...)
+{
+	char text[512];
+	va_list ap;
+
+	/* A temporary source (checks, -l) says nothing: the daemon's will. */
+	if (src->noticed || !src->set)
+		return;
+	src->noticed = true;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_full(LOG_NOTICE, src->name, event, NULL, "%s", text);
 }

@@ -27,6 +27,7 @@ struct source {
 	uint64_t counters[8];
 	size_t n_counters;
 	char read_why[128];
+	char notice[512];
 };
 
 struct source *fake_source_new(const struct source_ops *ops, const char *name,
@@ -156,6 +157,23 @@ void source_set_priv(struct source *src, void *priv)
 void source_set_quality(struct source *src, unsigned int quality)
 {
 	src->found_quality = (int)quality;
+}
+
+void source_notice_once(struct source *src, const char *event, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)event;
+	if (src->notice[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(src->notice, sizeof(src->notice), fmt, ap);
+	va_end(ap);
+}
+
+const char *fake_source_notice(const struct source *src)
+{
+	return src->notice;
 }
 
 int source_sleep(struct source *src, uint64_t ns)

@@ -22,6 +22,8 @@ void fake_source_abort(struct source *src);
 /* Value of a counter registered by the driver, or 0. Total ns slept via source_sleep(). */
 uint64_t fake_source_counter(const struct source *src, const char *name);
 uint64_t fake_source_slept_ns(const struct source *src);
+/* What the driver gave source_notice_once(), or "". */
+const char *fake_source_notice(const struct source *src);
 /* What the driver last gave source_read_why(), or "". */
 const char *fake_source_read_why(const struct source *src);
 

@@ -119,6 +119,36 @@ if [ -n "$REF" ]; then
 		{ fail "random: lines differ"; diff a2 b2; }
 fi
 
+# ---- every FIPS engine this CPU runs: the scalar engine's statistics, status and output ----
+# Random blocks with the crafted failing ones among them, in normal and in pipe mode.
+{ cat seed8; head -c $((2500 * 3000)) /dev/urandom; cat blocks; head -c $((2500 * 50)) /dev/urandom; } >mixed
+RNGD_FIPS_ENGINE=scalar "$R" <mixed 2>scalar_err
+rc_scalar=$?
+RNGD_FIPS_ENGINE=scalar "$R" -p <mixed >scalar_out 2>/dev/null
+counts scalar_err >scalar_counts
+grep -q -x 'rngtest: FIPS 140-2 failures: [1-9][0-9]*' scalar_err || fail "engines: no failures to compare"
+for e in auto avx2 avx512; do
+	RNGD_FIPS_ENGINE=$e "$R" <mixed 2>err
+	rc=$?
+	if [ $rc = 10 ] && grep -q -x "rngtest: RNGD_FIPS_ENGINE=$e: this CPU cannot run that engine" err; then
+		echo "skip: engine $e: not supported by this CPU"
+		continue
+	fi
+	counts err >a
+	RNGD_FIPS_ENGINE=$e "$R" -p <mixed >out 2>/dev/null
+	if [ $rc = $rc_scalar ] && cmp -s a scalar_counts && cmp -s out scalar_out; then
+		ok "engine $e: same statistics, status and pipe output as the scalar engine"
+	else
+		fail "engine $e: differs from the scalar engine (status $rc, scalar $rc_scalar)"
+		diff a scalar_counts
+	fi
+done
+RNGD_FIPS_ENGINE=bogus "$R" </dev/null 2>err
+rc=$?
+[ $rc = 10 ] || fail "RNGD_FIPS_ENGINE=bogus: exit status $rc, expected 10"
+grep -q -x 'rngtest: RNGD_FIPS_ENGINE=bogus: unknown engine (one of auto, scalar, .*)' err &&
+	ok "RNGD_FIPS_ENGINE=bogus" || { fail "RNGD_FIPS_ENGINE=bogus: message"; cat err; }
+
 # ---- -c stops, and reads no more than it needs ----
 cat seed4 g0 g1 g2 g3 | { "$R" -c 2 2>err; echo $? >rc; wc -c >rest; }
 [ "$(cat rc)" = 0 ] || fail "-c: exit status $(cat rc)"

@@ -49,16 +49,15 @@ static void assert_defaults(const struct conf *c)
 	assert_true(c->reseed);
 	assert_int_equal(c->watermark, 0);
 	assert_int_equal(c->entropy_count, 8);
-	assert_string_equal(c->pid_file, "/run/rngd.pid");
+	assert_string_equal(c->pid_file, RUNSTATEDIR "/rngd.pid");
 	assert_null(c->user);
 	assert_null(c->group);
 	assert_int_equal(c->ready_timeout, 5);
-	assert_string_equal(c->status_file, "/run/rngd/status.json");
+	assert_string_equal(c->status_file, RUNSTATEDIR "/rngd/status.json");
 	assert_int_equal(c->status_interval, 10);
 	assert_null(c->metrics_file);
 	assert_int_equal(c->metrics_interval, 15);
 	assert_int_equal(c->stats_interval, 0);
-	assert_false(c->use_slow_sources);
 	assert_false(c->force_output);
 	assert_string_equal(c->kernel_hwrng, "take-over");
 	assert_int_equal(c->n_sections, 0);
@@ -113,7 +112,6 @@ static void test_every_key(void **state)
 				   "metrics-file = /var/lib/prometheus/node-exporter/rngd.prom\n"
 				   "metrics-interval = 0\n"
 				   "stats-interval = 86400\n"
-				   "use-slow-sources = yes\n"
 				   "force-output = yes\n"
 				   "kernel-hwrng = watch\n";
 	struct conf c;
@@ -137,7 +135,6 @@ static void test_every_key(void **state)
 	assert_string_equal(c.metrics_file, "/var/lib/prometheus/node-exporter/rngd.prom");
 	assert_int_equal(c.metrics_interval, 0);
 	assert_int_equal(c.stats_interval, 86400);
-	assert_true(c.use_slow_sources);
 	assert_true(c.force_output);
 	assert_null(c.path);
 	assert_int_equal(c.n_sections, 0);
@@ -263,8 +260,10 @@ static void test_bad_lines(void **state)
 		  "t.conf:2: key 'feed-interval': '6 0' is not a decimal number" },
 		{ "[rngd]\nreseed = maybe\n",
 		  "t.conf:2: key 'reseed': 'maybe' is not a boolean (yes or no)" },
-		{ "[rngd]\nuse-slow-sources = \n",
-		  "t.conf:2: key 'use-slow-sources': empty value" },
+		{ "[rngd]\nreseed = \n", "t.conf:2: key 'reseed': empty value" },
+		/* It did nothing (every source is always read); -u alone is still accepted. */
+		{ "[rngd]\nuse-slow-sources = yes\n",
+		  "t.conf:2: key 'use-slow-sources': unknown key in [rngd]" },
 		{ "[rngd]\nrandom-device = dev/random\n",
 		  "t.conf:2: key 'random-device': 'dev/random' is not an absolute path" },
 		{ "[rngd]\npid-file = rngd.pid\n",
@@ -497,7 +496,7 @@ static void test_failed_load_keeps_conf(void **state)
 		assert_string_equal(c.user, "u");
 		assert_string_equal(c.group, "g");
 		assert_string_equal(c.status_file, "/s");
-		assert_string_equal(c.pid_file, "/run/rngd.pid");
+		assert_string_equal(c.pid_file, RUNSTATEDIR "/rngd.pid");
 		assert_int_equal(c.n_sections, 1);
 		s = conf_find_section(&c, "file:x");
 		assert_int_equal(s->n_kv, 1);
@@ -525,8 +524,6 @@ static void test_cli(void **state)
 	assert_int_equal(conf_set(&c, "random-device", "/dev/null", "option -o", err, sizeof(err)),
 			 0);
 	assert_string_equal(c.random_device, "/dev/null");
-	assert_int_equal(conf_set(&c, "use-slow-sources", "yes", "option -u", err, sizeof(err)), 0);
-	assert_true(c.use_slow_sources);
 	assert_false(c.force_output);
 	assert_int_equal(
 		conf_set(&c, "force-output", "yes", "option --force-output", err, sizeof(err)), 0);
@@ -758,7 +755,7 @@ static void test_example(void **state)
 		assert_true(n < cap);
 	}
 	fclose(f);
-	assert_int_equal(keys, 19);
+	assert_int_equal(keys, 18);
 	assert_int_equal(conf_load_string(&c, "example", text, n, err, sizeof(err)), 0);
 	assert_defaults(&c);
 	conf_free(&c);

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fips.h"
+#include "fips_engine.h"
 #include "util.h"
 
 #define NBITS FIPS_BLOCK_BITS
@@ -642,6 +644,89 @@ static void test_random_vs_reference(void **state)
 	assert_true(failures > 100);
 }
 
+/* ---- the engines ---- */
+
+/*
+ * Every engine this CPU runs against the scalar one and the reference, on long streams of
+ * random, biased, sticky and patched blocks (long runs near every byte and word edge,
+ * repeated words): the same verdict on every block.
+ */
+static void test_engines_agree(void **state)
+{
+	static uint8_t blocks[3000][FIPS_BLOCK_BYTES];
+	static unsigned int want[3000];
+	const size_t n = ARRAY_SIZE(blocks);
+	uint8_t seed[4] = { 9, 8, 7, 6 };
+	uint32_t last;
+	uint64_t s = 7;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *b = blocks[i];
+
+		if (i % 5 == 3)
+			biased_block(b, &s, 500, 800 + rng_below(&s, 200));
+		else if (i % 5 == 4)
+			biased_block(b, &s, 470 + rng_below(&s, 60), 0);
+		else
+			for (size_t j = 0; j < FIPS_BLOCK_BYTES; j++)
+				b[j] = (uint8_t)rng_next(&s);
+		/* A run of 20 to 31 equal bits anywhere, often at the end. */
+		if (i % 3 == 0) {
+			unsigned int l = 20 + rng_below(&s, 12), v = rng_below(&s, 2);
+			unsigned int p = i % 6 == 0 ? NBITS - l - rng_below(&s, 40)
+						    : rng_below(&s, NBITS - l);
+
+			for (unsigned int k = p; k < p + l; k++)
+				set_bit(b, k, v);
+		}
+		if (rng_below(&s, 40) == 0) {
+			size_t w = rng_below(&s, FIPS_BLOCK_BYTES / 4 - 1);
+
+			memcpy(b + 4 * (w + 1), b + 4 * w, 4);
+		}
+	}
+	memcpy(&last, seed, 4);
+	for (size_t i = 0; i < n; i++)
+		want[i] = ref_test(&last, blocks[i]);
+	for (size_t e = 0; fips_engines[e]; e++) {
+		const struct fips_engine *eng = fips_engines[e];
+		unsigned int seen = 0;
+		struct fips_ctx ctx;
+
+		if (!eng->supported()) {
+			print_message("engine %s: not supported by this CPU, skipped\n", eng->name);
+			continue;
+		}
+		assert_int_equal(fips_engine_select(eng->name), 0);
+		assert_ptr_equal(fips_engine_current(), eng);
+		fips_init(&ctx, seed);
+		for (size_t i = 0; i < n; i++) {
+			unsigned int got = fips_test_block(&ctx, blocks[i]);
+
+			if (got != want[i])
+				fail_msg("engine %s, block %zu: %#x, reference %#x", eng->name, i,
+					 got, want[i]);
+			seen |= got;
+		}
+		assert_int_equal(seen, ALL_TESTS);
+	}
+	assert_int_equal(fips_engine_select("scalar"), 0);
+}
+
+static void test_engine_select(void **state)
+{
+	assert_int_equal(fips_engine_select("no-such-engine"), -EINVAL);
+	assert_int_equal(fips_engine_select(""), 0);
+	assert_int_equal(fips_engine_select(NULL), 0);
+	assert_int_equal(fips_engine_select("auto"), 0);
+	assert_true(fips_engine_current()->supported());
+	assert_int_equal(fips_engine_select("scalar"), 0);
+	assert_string_equal(fips_engine_current()->name, "scalar");
+	for (size_t e = 0; fips_engines[e]; e++)
+		assert_int_equal(fips_engine_select(fips_engines[e]->name),
+				 fips_engines[e]->supported() ? 0 : -ENOTSUP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -653,6 +738,24 @@ int main(void)
 		cmocka_unit_test(test_constant_blocks),
 		cmocka_unit_test(test_random_vs_reference),
 	};
+	const struct CMUnitTest engines[] = {
+		cmocka_unit_test(test_engine_select),
+		cmocka_unit_test(test_engines_agree),
+	};
+	int failed = cmocka_run_group_tests(engines, NULL, NULL);
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* The crafted boundary cases and the random streams, once per engine. */
+	for (size_t e = 0; fips_engines[e]; e++) {
+		if (!fips_engines[e]->supported()) {
+			printf("# engine %s: not supported by this CPU, skipped\n",
+			       fips_engines[e]->name);
+			continue;
+		}
+		printf("# engine %s\n", fips_engines[e]->name);
+		if (fips_engine_select(fips_engines[e]->name) != 0)
+			return 1;
+		failed += _cmocka_run_group_tests(fips_engines[e]->name, tests, ARRAY_SIZE(tests),
+						  NULL, NULL);
+	}
+	return failed ? 1 : 0;
 }

@@ -615,6 +615,39 @@ static void test_plain_file(void **state)
 	fake_source_free(src);
 }
 
+/*
+ * Issue 24 item 3: a character device that is not the hwrng class's node (here /dev/null,
+ * 1:3; a pty fed a predictable stream was credited 1024) gets quality 0 by default, with
+ * a notice that says how to set one; a configured quality wins and needs no notice.
+ */
+static void test_other_char_device(void **state)
+{
+	const char *opts[] = { "device=/dev/null", "sysfs=/nonexistent", NULL };
+	const char *quality[] = { "device=/dev/null", "sysfs=/nonexistent", "quality=512", NULL };
+	struct source *src;
+	char why[256];
+
+	fake_misc = false;
+	src = fake_source_new(&source_hwrng, NULL, opts);
+	assert_int_equal(source_hwrng.probe(src, why, sizeof(why)), 0);
+	assert_int_equal(fake_source_found_quality(src), 0);
+	assert_string_equal(fake_source_notice(src), ""); /* -l says quality 0 already */
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), 0);
+	assert_int_equal(fake_source_found_quality(src), 0);
+	assert_non_null(strstr(fake_source_notice(src), "/dev/null is a character device, not "
+							"the kernel's hwrng device"));
+	assert_non_null(strstr(fake_source_notice(src), "set quality = N"));
+	assert_non_null(strstr(fake_source_notice(src), "-O hwrng:quality:N"));
+	source_hwrng.fini(src);
+	fake_source_free(src);
+
+	src = fake_source_new(&source_hwrng, NULL, quality);
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), 0);
+	assert_string_equal(fake_source_notice(src), "");
+	source_hwrng.fini(src);
+	fake_source_free(src);
+}
+
 static void test_fifo(void **state)
 {
 	char fifo[PATH_MAX + 16], opt[PATH_MAX + 32], why[256];
@@ -778,6 +811,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_other_char_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_misc_without_sysfs, setup, teardown),
 		cmocka_unit_test(test_real_hwrng),

@@ -3,8 +3,10 @@
  * hwrng: the kernel's hw_random device, /dev/hwrng (misc 10:183), and its sysfs directory
  * (kernel-interfaces.md §2). The reader is shared with the virtio and caam profiles.
  *
- * The sysfs logic (backend, quality) runs only when the device is the misc hwrng; a regular
- * file, a FIFO or another character device (an external TRNG driver) is just read.
+ * The sysfs logic (backend, quality) runs only when the device is the hwrng class's own node
+ * (misc 10:183, or a node sysfs calls hw_random); a regular file, a FIFO or another character
+ * device (an external TRNG driver, a pty) is just read, and credited nothing unless a quality
+ * is configured: nothing says what it holds.
  */
 #include "config.h"
 
@@ -60,10 +62,48 @@ static const struct hwrng_profile hwrng_profile_plain = {
 	.unit = 1,
 };
 
+/* Whether st is the hwrng class's node: misc 10:183, or one whose sysfs entry is hw_random. */
 static bool is_misc_hwrng(const struct stat *st)
 {
-	return S_ISCHR(st->st_mode) && major(st->st_rdev) == HWRNG_MAJOR &&
-	       minor(st->st_rdev) == HWRNG_MINOR;
+	char path[64], link[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	if (!S_ISCHR(st->st_mode))
+		return false;
+	if (major(st->st_rdev) == HWRNG_MAJOR && minor(st->st_rdev) == HWRNG_MINOR)
+		return true;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u", major(st->st_rdev),
+		 minor(st->st_rdev));
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	return strcmp(base ? base + 1 : link, "hw_random") == 0;
+}
+
+/*
+ * Anything but the hwrng class's node is credited nothing unless "quality" says otherwise:
+ * a pty or a FIFO fed a predictable stream must not pass for the hardware. The daemon (tell)
+ * says so once, with how to set a quality.
+ */
+static void other_device_quality(struct source *src, const char *dev, const struct stat *st,
+				 bool tell)
+{
+	const char *name = source_name(src);
+
+	source_set_quality(src, 0);
+	if (tell && !source_opt_is_set(src, "quality"))
+		source_notice_once(src, "not-hwrng",
+				   "%s is %s, not the kernel's hwrng device (misc 10:183): its data "
+				   "is fed with no credit; to credit it, set quality = N (0..1024) "
+				   "in [source %s] or give -O %s:quality:N",
+				   dev,
+				   S_ISCHR(st->st_mode)	   ? "a character device"
+				   : S_ISFIFO(st->st_mode) ? "a FIFO"
+							   : "a regular file",
+				   name, name);
 }
 
 /* Whether the device can be read as a source; *misc tells whether it is /dev/hwrng. */
@@ -221,6 +261,7 @@ int hwrng_probe(struct source *src, const struct hwrng_profile *p, char *why, si
 		return r;
 	}
 	if (!misc) {
+		other_device_quality(src, dev, &st, false);
 		snprintf(why, len, "%s", dev);
 		return 0;
 	}
@@ -345,12 +386,8 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 		if (r < 0)
 			goto fail;
 		read_quality(src);
-	} else if (!S_ISCHR(sb.st_mode)) {
-		/*
-		 * A regular file or a FIFO is not the backend: nothing says what it holds, so
-		 * it is credited nothing by default, like the file source ("quality" still wins).
-		 */
-		source_set_quality(src, 0);
+	} else {
+		other_device_quality(src, dev, &sb, true);
 	}
 
 	st = calloc(1, sizeof(*st));
