@@ -886,11 +886,11 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 		return;
 	}
 	if (kh->fd < 0 && !open_late(kh, dir)) {
-		source_keep_quality(src, -1);
+		source_keep_quality(src, NULL, -1);
 		return;
 	}
 	if (kh->mode == KERNEL_HWRNG_WATCH) {
-		source_keep_quality(src, -1);
+		source_keep_quality(src, NULL, -1);
 		watch(kh, src);
 		return;
 	}
@@ -938,7 +938,7 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 			crash_arm(kh);
 		}
 	}
-	source_keep_quality(src, kh->taken ? (int)kh->quality : -1);
+	source_keep_quality(src, kh->taken ? kh->backend : NULL, kh->taken ? (int)kh->quality : -1);
 }
 
 void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, const char *dir,
@@ -997,7 +997,7 @@ void kernel_hwrng_reload(struct kernel_hwrng *kh, const char *mode, struct sourc
 		kh->quality = 0;
 		src = kernel_hwrng_reader(set, &dir);
 		if (src)
-			source_keep_quality(src, -1);
+			source_keep_quality(src, NULL, -1);
 		kh->mode = m;
 		kh->refused = kh->not_needed = kh->lost = kh->busy = kh->deferred = false;
 		kh->watched = NULL;

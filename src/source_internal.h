@@ -53,7 +53,9 @@ struct source {
 	bool noticed;		   /* source_notice_once() spoke (the thread that opens it) */
 	int conf_quality;	   /* -1 when not configured */
 	_Atomic int found_quality; /* -1 until the driver sets it (any thread) */
-	_Atomic int kept_quality;  /* kernel-hwrng take-over's, -1: none (main thread writes) */
+	/* kernel-hwrng take-over's quality for one backend (source_keep_quality()), under lock. */
+	int kept_quality; /* -1: none */
+	char kept_backend[128];
 
 	/*
 	 * The driver's state: the main thread opens it (source_set_init()) before the
@@ -79,6 +81,7 @@ struct source {
 	bool in_trouble;	/* "source-failed" logged, "source-recovered" not yet */
 	size_t ahead;		/* bytes read into the free slots from the head on */
 	uint64_t ahead_time_ns; /* when the last of them were read */
+	unsigned int ahead_quality; /* the lowest quality of the reads of them (UINT_MAX: none) */
 	char read_why[128];	/* source_read_why(): why the driver's read failed */
 
 	/*

@@ -135,7 +135,8 @@ fed_without_credit() { # new bytes fed since the snapshot in $s0, none of them c
 }
 printf '[rngd]\nkernel-hwrng = take-over\n' >"$T/mode.conf"
 margs=("${args[@]/$T\/conf/$T/mode.conf}")
-if start_logged "$T/mode.log" 15 "took over" "mode reload" "${margs[@]}" -R 1; then
+if start_logged "$T/mode.log" 15 "took over" "mode reload" "${margs[@]}" -R 1 \
+	-O rngd:feed-bytes:2500; then
 	printf '[rngd]\nkernel-hwrng = watch\n' >"$T/mode.conf"
 	kill -HUP "$pid"
 	if wait_until 10 grep -q "kernel-hwrng changed from take-over to watch by a reload" "$T/mode.log" &&
@@ -144,6 +145,13 @@ if start_logged "$T/mode.log" 15 "took over" "mode reload" "${margs[@]}" -R 1; t
 	else
 		fail "reload to watch: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/mode.log")"
 	fi
+	echo 0 >"$q" # as watch's demotion, or an administrator, would
+	s0=$(status "$T/run")
+	# Blocks read before the 0 keep their stamp (a ring of 4, one fed each second); the
+	# ones read after it are credited 0, not the remembered $orig.
+	wait_until 60 fed_without_credit &&
+		ok "after the reload to watch and a 0 in rng_quality, rngd credits 0 (not the $orig it remembered)" ||
+		fail "credit after the reload to watch: $(status "$T/run") (was $s0)"
 	stop TERM
 	restore
 	settled "mode reload"

@@ -247,6 +247,14 @@ static void open_kh(struct kernel_hwrng *kh)
 	assert_true(kh->cur_fd >= 0 && kh->cur_rfd >= 0);
 }
 
+/* The quality the take-over keeps for backend, -1 when none. */
+static int kept(struct source *src, const char *backend)
+{
+	unsigned int q;
+
+	return source_kept_quality(src, backend, &q) ? (int)q : -1;
+}
+
 /* As user rngd under the unit: rng_quality granted, rng_current not writable. */
 static void open_kh_unprivileged(struct kernel_hwrng *kh)
 {
@@ -608,7 +616,7 @@ static void test_update_with_set(void **st)
 	kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, dir, state, set);
 	assert_true(kh.taken);
 	assert_int_equal(sysfs_quality(), 0);
-	assert_int_equal(source_quality(src), 1000);
+	assert_int_equal(kept(src, "virtio_rng.0"), 1000);
 
 	/* The administrator selects the other backend: the old one gets 1000 back. */
 	k.cur = 1;
@@ -631,7 +639,7 @@ static void test_update_with_set(void **st)
 	kernel_hwrng_update(&kh, set);
 	assert_int_equal(sysfs_quality(), 0);
 	assert_int_equal(kh.quality, 1024);
-	assert_int_equal(source_quality(src), 1024);
+	assert_int_equal(kept(src, "virtio_rng.0"), 1024);
 	assert_true(read_text_file(state, text, sizeof(text)) > 0);
 	assert_non_null(strstr(text, "quality=1024"));
 
@@ -732,7 +740,8 @@ static void test_every_backend_owed(void **st)
 	assert_true(read_text_file(state, text, sizeof(text)) > 0);
 	assert_non_null(strstr(text, "backend=virtio_rng.0\nquality=1024"));
 	assert_null(strstr(text, "tpm"));
-	assert_int_equal(source_quality(src), 0); /* not kept: what the source finds (a file: 0) */
+	assert_int_equal(kept(src, "virtio_rng.0"), -1); /* not held: what the source finds */
+	assert_int_equal(kept(src, "tpm-rng-0"), -1);
 
 	/* virtio goes (unplugged), the vTPM is alone: taken, virtio's entry kept. */
 	k.n = 1;
@@ -754,7 +763,7 @@ static void test_every_backend_owed(void **st)
 	assert_string_equal(kh.backend, "virtio_rng.0");
 	assert_int_equal(kh.quality, 1024);
 	assert_int_equal(quality_writes, 0);
-	assert_int_equal(source_quality(src), 1024);
+	assert_int_equal(kept(src, "virtio_rng.0"), 1024);
 
 	kernel_hwrng_stop(&kh);
 	assert_int_equal(sysfs_quality(), 1024);
@@ -850,9 +859,9 @@ static void test_reload_mode_clears_quality(void **st)
 		kernel_hwrng_init(&kh);
 		kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, dir, state, set);
 		assert_true(kh.taken);
-		source_set_quality(src, 0); /* what the source reads in sysfs now */
-		assert_int_equal(source_quality(src), 1000);
+		assert_int_equal(kept(src, "virtio_rng.0"), 1000);
 		kernel_hwrng_reload(&kh, modes[i], set);
+		assert_int_equal(kept(src, "virtio_rng.0"), -1);
 		assert_false(kh.taken);
 		assert_int_equal(sysfs_quality(), 1000);
 		assert_int_equal(kh.quality, 0);
@@ -891,7 +900,7 @@ static void test_raised_later(void **st)
 	assert_true(kh.taken);
 	assert_int_equal(kh.quality, 800);
 	assert_int_equal(sysfs_quality(), 0);
-	assert_int_equal(source_quality(src), 800);
+	assert_int_equal(kept(src, "virtio_rng.0"), 800);
 	assert_non_null(strstr(log_text(), "was raised to 800"));
 	kernel_hwrng_stop(&kh);
 	assert_int_equal(sysfs_quality(), 800);
