@@ -85,6 +85,7 @@ static const struct option long_options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
 	{ "metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL },
+	{ "import-rng-tools", no_argument, NULL, OPT_IMPORT_RNG_TOOLS },
 	{ "hrng", required_argument, NULL, OPT_HRNG },
 	{ "rng-driver", required_argument, NULL, OPT_RNG_DRIVER },
 	{ "rng-entropy", required_argument, NULL, OPT_RNG_ENTROPY },
@@ -146,6 +147,9 @@ static void usage(FILE *f)
 		"                              leave or watch\n"
 		"      --restore-kernel-hwrng  put back rng_quality (and its owner) after a stop\n"
 		"      --grant-kernel-hwrng[=GROUP]  let GROUP (rngd) write rng_quality\n"
+		"      --import-rng-tools [FILE]  print the rngd.conf equivalent of an rng-tools\n"
+		"                              environment file (/etc/default/rng-tools-debian,\n"
+		"                              /etc/sysconfig/rngd, ...)\n"
 		"  -v, -V, --version           print the version\n"
 		"  -h, --help                  this help\n\n"
 		"rng-tools' options and source names are accepted too (rngd(8), MIGRATING FROM\n"
@@ -306,6 +310,10 @@ static int source_switch(struct parse *p, const char *ref, bool on, const char *
 		/* Excluding what is not here is what the user wants already: silent. */
 		if (on)
 			not_here(p, cs, where);
+		else
+			add_notice(p->o, LOG_DEBUG,
+				   "%s: '%s' (rng-tools) is not in rngd: nothing to exclude", where,
+				   cs->name);
 		return 0;
 	}
 	if (strcmp(cs->name, "namedpipe") == 0) {
@@ -763,7 +771,7 @@ int cmdline_parse_args(struct options *o, int argc, char **argv, bool debian, ch
 {
 	struct parse p = { .o = o, .err = err, .errlen = errlen, .namedpipe_on = -1 };
 	char where[48];
-	int c, li, r = 0;
+	int c, li, before, r = 0;
 
 	if (!o->config_path)
 		o->config_path = CONF_DEFAULT_PATH;
@@ -771,7 +779,9 @@ int cmdline_parse_args(struct options *o, int argc, char **argv, bool debian, ch
 		o->log_level = LOG_INFO;
 	opterr = 0;
 	optind = 0; /* glibc and musl: start over, also after an earlier parse */
-	while (r == 0 && (c = getopt_long(argc, argv, debian ? short_options_debian : short_options,
+	o->bad_first = o->bad_end = 0;
+	while (r == 0 && (before = optind > 0 ? optind : 1,
+			  c = getopt_long(argc, argv, debian ? short_options_debian : short_options,
 					  long_options, (li = -1, &li))) != -1) {
 		const struct option *lo = li >= 0 ? &long_options[li] : NULL;
 
@@ -797,7 +807,14 @@ int cmdline_parse_args(struct options *o, int argc, char **argv, bool debian, ch
 		where_of(c, lo, where, sizeof(where));
 		r = parse_one(&p, c, optarg, where);
 	}
+	if (r != 0) {
+		/* The words of the option that failed (several letters in one word: that word). */
+		o->bad_first = before;
+		o->bad_end = optind > before ? optind : before + 1;
+	}
 	if (r == 0 && optind < argc) {
+		o->bad_first = optind;
+		o->bad_end = argc;
 		/* rng-tools-debian's -t N (--feed-interval) here reads as -t, then N. */
 		if (o->test_mode && argv[optind][0] >= '0' && argv[optind][0] <= '9')
 			r = fail(&p,
@@ -812,6 +829,8 @@ int cmdline_parse_args(struct options *o, int argc, char **argv, bool debian, ch
 		else
 			o->import_file = argv[optind];
 	}
+	if (r == 0)
+		o->bad_first = o->bad_end = 0;
 	if (r == 0 && o->status_format_option && !o->status)
 		r = fail(&p, "%s goes with --status", o->status_format_option);
 	if (r == 0 && o->dump_bytes && !o->dump)

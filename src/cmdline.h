@@ -70,6 +70,7 @@ struct options {
 	size_t n_ov;
 	struct cmdline_notice *notices;
 	size_t n_notices;
+	int bad_first, bad_end; /* after a failed parse: argv[first..end) is what failed */
 };
 
 /*

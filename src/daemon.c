@@ -18,6 +18,7 @@
 #include "notify.h"
 #include "daemon_internal.h"
 #include "daemon_status.h"
+#include "kernel_hwrng_state.h"
 #include "stats.h"
 #include "util.h"
 
@@ -339,9 +340,8 @@ void daemon_start_kernel_hwrng(struct daemon *d)
 	}
 	/* No reader yet (rng-core loads later): the tick opens rng_quality when there is one. */
 	(void)kernel_hwrng_reader(d->set, &dir);
-	kernel_hwrng_start(&d->kh, m, dir,
-			   kernel_hwrng_state_path(d->conf.status_file, state, sizeof(state)),
-			   d->set);
+	/* A fixed path (not the status file's directory): root's restore needs no config. */
+	kernel_hwrng_start(&d->kh, m, dir, kernel_hwrng_state_path(state, sizeof(state)), d->set);
 }
 
 int daemon_start(struct daemon *d)

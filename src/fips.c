@@ -16,8 +16,16 @@
  */
 #include "config.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+/*
+ * RNGD_PORTABLE: the generic scalar code alone, so that x86 tests it too
+ * (tests/test_portable_fallback).
+ */
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(RNGD_PORTABLE)
+#define FIPS_X86 1
 #include <cpuid.h>
+#endif
+#if defined(__x86_64__) && !defined(RNGD_PORTABLE)
+#define FIPS_X86_64 1
 #endif
 #include <endian.h>
 #include <errno.h>
@@ -28,6 +36,7 @@
 #include "fips.h"
 #include "fips_engine.h"
 #include "util.h"
+#include "wide.h"
 
 const char *const fips_test_names[FIPS_N_TESTS] = {
 	"FIPS 140-2(2001-10-10) Monobit",
@@ -73,8 +82,7 @@ static inline uint64_t load_be64(const uint8_t *p)
 /* Bits p+j of the stream (z, then zn), moved to position p, for each p of the word. */
 static inline uint64_t ahead(uint64_t z, uint64_t zn, unsigned int j)
 {
-	/* A 128-bit shift, which compilers turn into one double-shift instruction. */
-	return (uint64_t)((((unsigned __int128)z << 64) | zn) >> (64 - j));
+	return wide_shl_hi(z, zn, j);
 }
 
 /* The block's i-th big-endian word; the last one holds TAIL_BYTES, zero-padded. */
@@ -106,7 +114,8 @@ bool fips_has_long_run(const uint8_t *block)
 	e = ~(x ^ ahead(x, xn, 1));
 	for (unsigned int i = 0; i < WORDS; i++) {
 		uint64_t xnn = block_word(block, i + 2);
-		unsigned __int128 a1, a2, a4, a8, a16;
+		/* a1 = (e, en) as a 128-bit word, high half first; ak: k set bits from p */
+		uint64_t a2, a2n, a4, a4n, a8, a8n, a16;
 
 		en = ~(xn ^ ahead(xn, xnn, 1));
 		/* The last bit of the block ends its run: nothing is equal to what follows it. */
@@ -116,12 +125,11 @@ bool fips_has_long_run(const uint8_t *block)
 			en = 0;
 		if (i == WORDS - 1)
 			e &= tail_mask << 1;
-		a1 = ((unsigned __int128)e << 64) | en;
-		a2 = a1 & (a1 << 1);
-		a4 = a2 & (a2 << 2);
-		a8 = a4 & (a4 << 4);
-		a16 = a8 & (a8 << 8);
-		found |= (uint64_t)((a16 & (a8 << 16) & (a1 << 24)) >> 64);
+		a2 = e & ahead(e, en, 1), a2n = en & en << 1;
+		a4 = a2 & ahead(a2, a2n, 2), a4n = a2n & a2n << 2;
+		a8 = a4 & ahead(a4, a4n, 4), a8n = a4n & a4n << 4;
+		a16 = a8 & ahead(a8, a8n, 8);
+		found |= a16 & ahead(a8, a8n, 16) & ahead(e, en, 24);
 		e = en;
 		xn = xnn;
 	}
@@ -322,7 +330,7 @@ static inline __attribute__((always_inline)) unsigned int scalar_test(const uint
 	return fips_verdict(&c, block);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef FIPS_X86
 __attribute__((target("popcnt"))) static unsigned int scalar_test_popcnt(const uint8_t *block,
 									  uint32_t *last_word)
 {
@@ -364,7 +372,7 @@ static unsigned int scalar_engine_test(const uint8_t *block, uint32_t *last_word
 
 	if (!fn) {
 		fn = scalar_test_generic;
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef FIPS_X86
 		if (cpu_has_popcnt())
 			fn = scalar_test_popcnt;
 #endif
@@ -381,7 +389,7 @@ static const struct fips_engine scalar_engine = {
 
 const struct fips_engine *const fips_engines[] = {
 	&scalar_engine,
-#if defined(__x86_64__)
+#ifdef FIPS_X86_64
 	&fips_engine_avx2,
 	&fips_engine_avx512,
 #endif
@@ -432,7 +440,7 @@ const struct fips_engine *fips_engine_current(void)
 
 const char *fips_engine_names(void)
 {
-#if defined(__x86_64__)
+#ifdef FIPS_X86_64
 	return "auto, scalar, avx2, avx512";
 #else
 	return "auto, scalar";

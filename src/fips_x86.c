@@ -225,6 +225,7 @@ static AVX2_FN void avx2_bytes(const uint8_t *block, struct fips_counts *c)
 		__m256i acc[8];
 		size_t end = MIN(s0 + POKER_ROUNDS, steps);
 
+#pragma GCC unroll 8
 		for (unsigned int p = 0; p < 8; p++)
 			acc[p] = zero;
 		for (size_t s = s0; s < end; s++) {
@@ -237,6 +238,7 @@ static AVX2_FN void avx2_bytes(const uint8_t *block, struct fips_counts *c)
 			__m256i ff = _mm256_or_si256(_mm256_cmpeq_epi8(v, zero),
 						     _mm256_cmpeq_epi8(v, ones));
 
+#pragma GCC unroll 8
 			for (unsigned int p = 0; p < 8; p++)
 				acc[p] = _mm256_add_epi8(
 					acc[p], _mm256_add_epi8(_mm256_shuffle_epi8(tables[p], lo),
@@ -246,6 +248,7 @@ static AVX2_FN void avx2_bytes(const uint8_t *block, struct fips_counts *c)
 			any |= flags[s];
 			repeat = _mm256_or_si256(repeat, _mm256_cmpeq_epi32(v, w1));
 		}
+#pragma GCC unroll 8
 		for (unsigned int p = 0; p < 8; p++) {
 			__m256i l = _mm256_sad_epu8(_mm256_and_si256(acc[p], low4), zero);
 			__m256i h = _mm256_sad_epu8(
@@ -287,6 +290,7 @@ static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
 		__m256i cacc[6], dacc[6];
 		size_t end = MIN(s0 + 31, steps);
 
+#pragma GCC unroll 6
 		for (unsigned int k = 0; k < 6; k++)
 			cacc[k] = dacc[k] = zero;
 		for (size_t s = s0; s < end; s++) {
@@ -320,6 +324,7 @@ static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
 			AVX2_STEP(5);
 #undef AVX2_STEP
 		}
+#pragma GCC unroll 6
 		for (unsigned int k = 0; k < 6; k++) {
 			cge[k] += hsum256(_mm256_sad_epu8(cacc[k], zero));
 			dge[k] += hsum256(_mm256_sad_epu8(dacc[k], zero));
@@ -389,6 +394,7 @@ static AVX512_FN void avx512_bytes(const uint8_t *block, struct fips_counts *c)
 		__m512i acc[8];
 		size_t end = MIN(s0 + POKER_ROUNDS, steps);
 
+#pragma GCC unroll 8
 		for (unsigned int p = 0; p < 8; p++)
 			acc[p] = zero;
 		for (size_t s = s0; s < end; s++) {
@@ -399,6 +405,7 @@ static AVX512_FN void avx512_bytes(const uint8_t *block, struct fips_counts *c)
 			__m512i lo = _mm512_and_si512(v, low4);
 			__m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
 
+#pragma GCC unroll 8
 			for (unsigned int p = 0; p < 8; p++)
 				acc[p] = _mm512_add_epi8(
 					acc[p], _mm512_add_epi8(_mm512_shuffle_epi8(tables[p], lo),
@@ -409,6 +416,7 @@ static AVX512_FN void avx512_bytes(const uint8_t *block, struct fips_counts *c)
 			any |= flags[s];
 			repeat |= _mm512_cmpeq_epi32_mask(v, w1);
 		}
+#pragma GCC unroll 8
 		for (unsigned int p = 0; p < 8; p++) {
 			__m512i l = _mm512_sad_epu8(_mm512_and_si512(acc[p], low4), zero);
 			__m512i h = _mm512_sad_epu8(

@@ -2,13 +2,17 @@
 /* Health tests before the FIPS gate (health.h). */
 #include "config.h"
 
+#include <endian.h>
 #include <stdbool.h>
 #include <string.h>
-#ifdef __SSE2__
+/* RNGD_PORTABLE: the portable code alone, so that x86 tests it too (tests/test_portable.c). */
+#if defined(__SSE2__) && !defined(RNGD_PORTABLE)
+#define HEALTH_SSE2 1
 #include <emmintrin.h>
 #endif
 
 #include "health.h"
+#include "wide.h"
 
 /* SplitMix64's finaliser: a bijection that sends no small or zero input to zero. */
 static uint64_t spread(uint64_t x)
@@ -36,17 +40,21 @@ void health_init(struct health *h, const uint64_t key[2])
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
 {
-	unsigned __int128 m = (unsigned __int128)a * b;
+	uint64_t hi, lo = wide_mul64(a, b, &hi);
 
-	return (uint64_t)m ^ (uint64_t)(m >> 64);
+	return lo ^ hi;
 }
 
+/*
+ * Little-endian on every machine: byte k of p is byte k of the word (bits 8k to 8k + 7),
+ * which the anchor mask's gather relies on, and the hashes are the same everywhere.
+ */
 static inline uint64_t load64(const uint8_t *p)
 {
 	uint64_t v;
 
 	memcpy(&v, p, sizeof(v));
-	return v;
+	return le64toh(v);
 }
 
 /* The high bit of each byte of x that is zero, only those (no borrow between bytes). */
@@ -60,7 +68,7 @@ static inline uint64_t zero_bytes(uint64_t x)
 /* Bit k set where p[k] == a, for the 16 bytes from p (w0, w1: the same as words). */
 static inline unsigned int eq_mask16(const uint8_t *p, uint64_t w0, uint64_t w1, uint8_t a)
 {
-#ifdef __SSE2__
+#ifdef HEALTH_SSE2
 	__m128i v = _mm_loadu_si128((const __m128i *)p);
 
 	(void)w0;
@@ -319,7 +327,7 @@ static bool anchor_seen(struct health *h, uint64_t x)
 	uint32_t tag = tag_of(x), *b = bucket_of(h, tag);
 	unsigned int hit = 0;
 
-#if defined(__SSE2__) && HEALTH_ASLOTS == 8
+#if defined(HEALTH_SSE2) && HEALTH_ASLOTS == 8
 	const __m128i t = _mm_set1_epi32((int)tag);
 	__m128i e0 = _mm_loadu_si128((const __m128i *)b);
 	__m128i e1 = _mm_loadu_si128((const __m128i *)(b + 4));

@@ -18,9 +18,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -29,18 +29,13 @@
 #include <unistd.h>
 
 #include "kernel_hwrng.h"
+#include "kernel_hwrng_state.h"
 #include "log.h"
 #include "source.h"
 #include "sysfs.h"
 #include "util.h"
 
 #define WHO "kernel-hwrng"
-
-struct saved {
-	char dir[PATH_MAX];
-	char backend[128];
-	unsigned int quality;
-};
 
 int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret)
 {
@@ -55,19 +50,6 @@ int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret)
 	return -EINVAL;
 }
 
-const char *kernel_hwrng_state_path(const char *status_file, char *buf, size_t len)
-{
-	const char *slash = status_file ? strrchr(status_file, '/') : NULL;
-	int n;
-
-	if (slash)
-		n = snprintf(buf, len, "%.*s/%s", (int)(slash - status_file), status_file,
-			     KERNEL_HWRNG_STATE_NAME);
-	else
-		n = snprintf(buf, len, "%s/rngd/%s", RUNSTATEDIR, KERNEL_HWRNG_STATE_NAME);
-	return n > 0 && (size_t)n < len ? buf : NULL;
-}
-
 void kernel_hwrng_init(struct kernel_hwrng *kh)
 {
 	memset(kh, 0, sizeof(*kh));
@@ -80,15 +62,9 @@ void kernel_hwrng_init(struct kernel_hwrng *kh)
 static int quality_read(const char *dir, unsigned int *q)
 {
 	char buf[16];
-	uint64_t v;
 	int r = sysfs_read(dir, "rng_quality", buf, sizeof(buf));
 
-	if (r < 0)
-		return r;
-	if (parse_uint(buf, 0, 1024, &v) < 0)
-		return -EINVAL;
-	*q = (unsigned int)v;
-	return 0;
+	return r < 0 ? r : sysfs_parse_quality(buf, q);
 }
 
 /* Through fd when open (kept across the privilege drop), else by path. "N\n": 2+ bytes. */
@@ -112,7 +88,7 @@ static int current_read(const char *dir, char *buf, size_t size)
 {
 	int r = sysfs_read(dir, "rng_current", buf, size);
 
-	if (r >= 0 && strcmp(buf, "none") == 0)
+	if (r >= 0 && sysfs_is_none(buf))
 		buf[0] = '\0';
 	return r;
 }
@@ -120,148 +96,46 @@ static int current_read(const char *dir, char *buf, size_t size)
 static bool available(const char *dir, const char *name)
 {
 	char list[1024];
-	size_t n = strlen(name);
 
-	if (sysfs_read(dir, "rng_available", list, sizeof(list)) < 0)
-		return false;
-	for (const char *s = list; (s = strstr(s, name)); s += n)
-		if ((s == list || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
-			return true;
-	return false;
-}
-
-/*
- * Put quality q back on backend. When another backend is current now (switched by
- * someone), backend is made current for the write and the other one put back after it
- * (needs root: rng_current). 1 when written, 0 when skipped (why says so), -errno.
- */
-static int restore_quality(const char *dir, int fd, const char *backend, unsigned int q, char *why,
-			   size_t len)
-{
-	char cur[128], sel[8] = "1";
-	unsigned int found;
-	int r;
-
-	r = current_read(dir, cur, sizeof(cur));
-	if (r < 0) {
-		snprintf(why, len, "cannot read %.300s/rng_current: %s", dir, strerror(-r));
-		return r;
-	}
-	(void)sysfs_read(dir, "rng_selected", sel, sizeof(sel));
-	if (strcmp(cur, backend) != 0) {
-		if (!available(dir, backend)) {
-			snprintf(why, len,
-				 "%s is gone (not in rng_available): nothing to put back; "
-				 "it registers again with its driver's quality",
-				 backend);
-			return 0;
-		}
-		r = sysfs_write(dir, "rng_current", backend);
-		if (r < 0) {
-			snprintf(why, len, "cannot make %s current to restore its rng_quality: %s",
-				 backend, strerror(-r));
-			return r;
-		}
-	} else if (quality_read(dir, &found) == 0 && found != 0) {
-		snprintf(why, len, "rng_quality of %s is %u now, not the 0 written: left as it is",
-			 backend, found);
-		return 0;
-	}
-	r = quality_write(dir, fd, q);
-	if (r < 0)
-		snprintf(why, len, "cannot write %u to %.300s/rng_quality: %s", q, dir, strerror(-r));
-	/* The write re-ran the kernel's choice and cleared rng_selected: put the choice back. */
-	if (!cur[0]) /* the administrator's "none" (6.18.y+): back to none */
-		(void)sysfs_write(dir, "rng_current", "none");
-	else if (strcmp(cur, backend) != 0)
-		(void)sysfs_write(dir, "rng_current", strcmp(sel, "1") == 0 ? cur : "");
-	else if (strcmp(sel, "1") == 0)
-		(void)sysfs_write(dir, "rng_current", backend);
-	return r < 0 ? r : 1;
+	return sysfs_read(dir, "rng_available", list, sizeof(list)) >= 0 &&
+	       sysfs_list_has(list, name);
 }
 
 /* ---- state file ---- */
 
 /*
  * Every backend this process owes (the held one among them) with the quality it had before
- * the 0, written whole and renamed into place before a 0 is written: a SIGKILL loses nothing,
- * and taking one backend never drops another's entry. No backend owed: no file.
+ * the 0, written whole (kernel_hwrng_state_write(): atomic) before a 0 is written: a SIGKILL
+ * loses nothing, and taking one backend never drops another's entry. No backend owed: no
+ * file.
  */
 static int state_write(const struct kernel_hwrng *kh)
 {
-	char tmp[PATH_MAX + 16], text[PATH_MAX + 32 + KERNEL_HWRNG_OWED_MAX * 160];
-	int fd, n, r = 0;
+	struct kernel_hwrng_state st = { 0 };
 
-	if (kh->n_owed == 0)
-		return unlink(kh->state) < 0 && errno != ENOENT ? -errno : 0;
-	n = snprintf(text, sizeof(text), "sysfs=%s\n", kh->dir);
-	for (size_t i = 0; i < kh->n_owed && n > 0 && (size_t)n < sizeof(text); i++)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, "backend=%s\nquality=%u\n",
-			      kh->owed[i].backend, kh->owed[i].quality);
-	if (n < 0 || (size_t)n >= sizeof(text))
-		return -ENAMETOOLONG;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", kh->state, (long)getpid()) >=
-	    sizeof(tmp))
-		return -ENAMETOOLONG;
-	(void)unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0 && errno == ENOENT) {
-		char dir[PATH_MAX];
-		const char *slash = strrchr(kh->state, '/');
+	for (size_t i = 0; i < kh->n_owed; i++) {
+		int r = kernel_hwrng_state_add(&st, kh->owed[i].backend, kh->owed[i].quality);
 
-		/* No status file, no runtime directory yet: make it, as the status file would. */
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash ? slash - kh->state : 0), kh->state);
-		if (dir[0] && mkdir(dir, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (r < 0)
+			return r;
 	}
-	if (fd < 0)
-		return -errno;
-	r = write_full(fd, text, (size_t)n);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	if (r == 0 && rename(tmp, kh->state) < 0)
-		r = -errno;
-	if (r < 0)
-		(void)unlink(tmp);
-	return r;
+	return kernel_hwrng_state_write(kh->state, &st);
 }
 
-/* Lines "key=value" of a small file; value of key into buf. 0 or -ENOENT (-errno). */
-static int file_value(const char *text, const char *key, char *buf, size_t size)
+/* The original quality of backend in the state file (an earlier run's). 0 or -errno. */
+static int state_read_one(const char *path, const char *backend, unsigned int *quality)
 {
-	size_t n = strlen(key);
-
-	for (const char *s = text; s && *s; s = strchr(s, '\n'), s = s ? s + 1 : NULL) {
-		if (strncmp(s, key, n) == 0 && s[n] == '=') {
-			const char *v = s + n + 1;
-			size_t l = strcspn(v, "\n");
-
-			if (l >= size)
-				return -ENAMETOOLONG;
-			memcpy(buf, v, l);
-			buf[l] = '\0';
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-static int state_read(const char *path, struct saved *s)
-{
-	char text[PATH_MAX + 200], q[16];
-	uint64_t v;
-	int r = (int)read_text_file(path, text, sizeof(text));
+	struct kernel_hwrng_state st;
+	const struct kernel_hwrng_saved *s;
+	char why[160];
+	int r = kernel_hwrng_state_read(AT_FDCWD, path, &st, NULL, why, sizeof(why));
 
 	if (r < 0)
 		return r;
-	if (file_value(text, "sysfs", s->dir, sizeof(s->dir)) < 0 ||
-	    file_value(text, "backend", s->backend, sizeof(s->backend)) < 0 ||
-	    file_value(text, "quality", q, sizeof(q)) < 0 || parse_uint(q, 0, 1024, &v) < 0)
-		return -EBADMSG;
-	s->quality = (unsigned int)v;
+	s = kernel_hwrng_state_find(&st, backend);
+	if (!s)
+		return -ENOENT;
+	*quality = s->quality;
 	return 0;
 }
 
@@ -623,10 +497,9 @@ static int defer(struct kernel_hwrng *kh, const char *fmt, ...)
 
 static int take(struct kernel_hwrng *kh)
 {
-	struct saved s = { 0 };
 	struct kernel_hwrng_owed *o;
 	char cur[128], now[128], sel[8] = "0", why[512], other[128];
-	unsigned int q;
+	unsigned int q, saved_q = 0;
 	bool fresh;
 	int r;
 
@@ -654,15 +527,14 @@ static int take(struct kernel_hwrng *kh)
 		goto held;
 	}
 	/* rngd stopped without giving it back (a crash, SIGKILL): the file has the original. */
-	if (q == 0 && state_read(kh->state, &s) == 0 && strcmp(s.backend, cur) == 0 &&
-	    strcmp(s.dir, kh->dir) == 0 && s.quality > 0) {
+	if (q == 0 && state_read_one(kh->state, cur, &saved_q) == 0 && saved_q > 0) {
 		/* This process holds the lock: no running rngd holds the take-over. */
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
 			 "rng_quality of %s is 0 and %s says %u: left by an rngd that stopped "
 			 "without giving it back (killed, or crashed; no running rngd holds it); "
 			 "taking it over at %u",
-			 cur, kh->state, s.quality, s.quality);
-		q = s.quality;
+			 cur, kh->state, saved_q, saved_q);
+		q = saved_q;
 	} else if (q == 0) {
 		kh->not_needed = true;
 		return refuse(kh, 0, LOG_INFO, "rng_quality of %s is 0: the kernel credits it "
@@ -768,8 +640,7 @@ struct source *kernel_hwrng_reader(struct source_set *set, const char **dir_ret)
 		if (st.state == SOURCE_ABSENT || st.state == SOURCE_FAILED)
 			continue;
 		/* Only the misc hwrng reads the current backend (a file or FIFO does not). */
-		if (stat(dev, &sb) < 0 || !S_ISCHR(sb.st_mode) || major(sb.st_rdev) != 10 ||
-		    minor(sb.st_rdev) != 183)
+		if (stat(dev, &sb) < 0 || !sysfs_is_misc_hwrng(&sb))
 			continue;
 		*dir_ret = source_opt_str(src, "sysfs");
 		return src;
@@ -1036,122 +907,4 @@ void kernel_hwrng_stop(struct kernel_hwrng *kh)
 	closep(&kh->fd);
 	closep(&kh->cur_fd);
 	closep(&kh->cur_rfd);
-}
-
-/* ---- root's commands for the unit ---- */
-
-int kernel_hwrng_grant(const char *state_path, const char *dir, gid_t gid, char *why, size_t len)
-{
-	char path[PATH_MAX + 16], grant[PATH_MAX + 16], text[PATH_MAX + 100];
-	const char *slash = strrchr(state_path, '/');
-	struct stat st;
-	int fd, n, r;
-
-	snprintf(path, sizeof(path), "%s/rng_quality", dir);
-	if (stat(path, &st) < 0) {
-		r = -errno;
-		snprintf(why, len, "%s: %s", path, strerror(-r));
-		return r;
-	}
-	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0), state_path,
-		 KERNEL_HWRNG_GRANT_NAME);
-	/* A grant of an earlier run that was not taken back keeps the first original. */
-	if (access(grant, F_OK) != 0) {
-		n = snprintf(text, sizeof(text), "sysfs=%s\nuid=%u\ngid=%u\nmode=%o\n", dir,
-			     (unsigned int)st.st_uid, (unsigned int)st.st_gid,
-			     (unsigned int)(st.st_mode & 07777));
-		fd = open(grant, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || write_full(fd, text, (size_t)n) < 0 || close(fd) < 0) {
-			r = -errno;
-			snprintf(why, len, "cannot write %s: %s", grant, strerror(-r));
-			return r;
-		}
-	}
-	if (chown(path, (uid_t)-1, gid) < 0 || chmod(path, 0664) < 0) {
-		r = -errno;
-		snprintf(why, len, "cannot give %s to group %u: %s", path, (unsigned int)gid,
-			 strerror(-r));
-		return r;
-	}
-	return 0;
-}
-
-/* Put back what --grant-kernel-hwrng changed. 1 when done, 0 without a grant file. */
-static int ungrant(const char *state_path, char *why, size_t len)
-{
-	char grant[PATH_MAX + 16], text[PATH_MAX + 100], dir[PATH_MAX], path[PATH_MAX + 16];
-	char uid[16], gid[16], mode[16];
-	const char *slash = strrchr(state_path, '/');
-	uint64_t u, g;
-	unsigned long m;
-	int r;
-
-	snprintf(grant, sizeof(grant), "%.*s/%s", (int)(slash ? slash - state_path : 0), state_path,
-		 KERNEL_HWRNG_GRANT_NAME);
-	r = (int)read_text_file(grant, text, sizeof(text));
-	if (r == -ENOENT)
-		return 0;
-	if (r >= 0 &&
-	    (file_value(text, "sysfs", dir, sizeof(dir)) < 0 ||
-	     file_value(text, "uid", uid, sizeof(uid)) < 0 ||
-	     file_value(text, "gid", gid, sizeof(gid)) < 0 ||
-	     file_value(text, "mode", mode, sizeof(mode)) < 0 ||
-	     parse_uint(uid, 0, UINT32_MAX, &u) < 0 || parse_uint(gid, 0, UINT32_MAX, &g) < 0))
-		r = -EBADMSG;
-	if (r < 0) {
-		snprintf(why, len, "cannot read %.300s: %s", grant, strerror(-r));
-		return r;
-	}
-	m = strtoul(mode, NULL, 8) & 07777;
-	snprintf(path, sizeof(path), "%s/rng_quality", dir);
-	if ((chown(path, (uid_t)u, (gid_t)g) < 0 || chmod(path, (mode_t)m) < 0) &&
-	    errno != ENOENT) {
-		r = -errno;
-		snprintf(why, len, "cannot put back the owner and mode of %.300s: %s", path,
-			 strerror(-r));
-		return r;
-	}
-	(void)unlink(grant);
-	return 1;
-}
-
-int kernel_hwrng_restore_saved(const char *state_path, const char *dir, char *why, size_t len)
-{
-	struct saved s;
-	char text[512] = "";
-	int r, g;
-
-	r = state_read(state_path, &s);
-	if (r == -ENOENT) {
-		r = 0;
-	} else if (r < 0) {
-		snprintf(why, len, "cannot read %s: %s", state_path, strerror(-r));
-		return r;
-	} else {
-		if (!s.dir[0])
-			snprintf(s.dir, sizeof(s.dir), "%s", dir);
-		r = restore_quality(s.dir, -1, s.backend, s.quality, text, sizeof(text));
-		if (r < 0) {
-			snprintf(why, len, "%s", text);
-			return r;
-		}
-		if (r > 0)
-			snprintf(why, len, "%s: rng_quality %u put back", s.backend, s.quality);
-		else
-			snprintf(why, len, "%s", text);
-		(void)unlink(state_path);
-		r = 1;
-	}
-	g = ungrant(state_path, text, sizeof(text));
-	if (g < 0) {
-		snprintf(why, len, "%s", text);
-		return g;
-	}
-	if (g > 0) {
-		size_t n = r ? strlen(why) : 0;
-
-		snprintf(why + n, len - n, "%srng_quality's owner and mode put back",
-			 r ? "; " : "");
-	}
-	return r || g ? 1 : 0;
 }

@@ -20,12 +20,6 @@
 /* MESSAGE_ID= of the watch mode's demotion (RNGD_EVENT=hwrng-demoted). */
 #define KERNEL_HWRNG_MESSAGE_DEMOTED "041e15bca06b48729b59622941762d79"
 
-/* The state file's name, in the status file's directory (or RUNSTATEDIR/rngd). */
-#define KERNEL_HWRNG_STATE_NAME "kernel-hwrng.state"
-/* What --grant-kernel-hwrng found (owner, mode), for --restore-kernel-hwrng. */
-#define KERNEL_HWRNG_GRANT_NAME "kernel-hwrng.grant"
-#define KERNEL_HWRNG_SYSFS "/sys/class/misc/hw_random"
-
 enum kernel_hwrng_mode {
 	KERNEL_HWRNG_TAKE_OVER,
 	KERNEL_HWRNG_LEAVE,
@@ -70,9 +64,6 @@ struct kernel_hwrng {
 
 /* "take-over", "leave", "watch" to a mode. 0 or -EINVAL. */
 int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret);
-
-/* The state file for a status file path (NULL: none) into buf. buf, or NULL if too long. */
-const char *kernel_hwrng_state_path(const char *status_file, char *buf, size_t len);
 
 /* Nothing taken, no descriptor; kernel_hwrng_stop() is then a no-op. Cannot fail. */
 void kernel_hwrng_init(struct kernel_hwrng *kh);
@@ -130,19 +121,5 @@ const char *kernel_hwrng_takeover_state(const struct kernel_hwrng *kh, const cha
 
 /* At every exit: kernel_hwrng_give_back() and close. Accepts an initialised, unused kh. */
 void kernel_hwrng_stop(struct kernel_hwrng *kh);
-
-/*
- * --restore-kernel-hwrng (ExecStopPost=, also after SIGKILL): put back rng_quality from
- * the state file when its backend is current and reads 0, and the owner and mode
- * --grant-kernel-hwrng changed; remove both files. 0 when there was nothing to do, 1 when
- * something was put back, -errno (why says what) otherwise.
- */
-int kernel_hwrng_restore_saved(const char *state_path, const char *dir, char *why, size_t len);
-
-/*
- * --grant-kernel-hwrng (ExecStartPre=+, as root): make dir/rng_quality writable by group gid
- * (0664), remembering its owner and mode next to the state file. 0 or -errno with why.
- */
-int kernel_hwrng_grant(const char *state_path, const char *dir, gid_t gid, char *why, size_t len);
 
 #endif

@@ -25,7 +25,8 @@
 #include "conf.h"
 #include "daemon.h"
 #include "fips_engine.h"
-#include "kernel_hwrng.h"
+#include "import.h"
+#include "kernel_hwrng_root.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
@@ -140,47 +141,37 @@ static int take_std_fds(void)
 }
 
 /*
- * --restore-kernel-hwrng and --grant-kernel-hwrng, root's steps around the unit
- * (ExecStopPost=+, ExecStartPre=+; rngd(8)). An exit code.
+ * Root's steps around the unit (rngd(8), SECURITY): no configuration is read, so that a
+ * config that no longer parses, or another status-file, cannot keep the kernel's trust from
+ * being put back. Each returns an exit code.
  */
-static int kernel_hwrng_command(const struct options *o, const struct conf *conf)
+
+/* --restore-kernel-hwrng (ExecStopPost=+): each thing done or refused is logged. */
+static int restore_command(void)
 {
-	char state[PATH_MAX], why[512] = "";
-	struct group *gr;
+	return kernel_hwrng_root_restore() < 0 ? EXIT_RUNTIME : 0;
+}
+
+/* --grant-kernel-hwrng=GROUP (ExecStartPre=+). */
+static int grant_command(const char *group)
+{
+	char why[512] = "";
+	struct group *gr = getgrnam(group);
 	uint64_t gid;
 	int r;
 
-	if (!kernel_hwrng_state_path(conf->status_file, state, sizeof(state))) {
-		log_error("kernel-hwrng: the state file's path is too long");
-		return EXIT_CONFIG;
-	}
-	if (o->restore_kernel_hwrng) {
-		r = kernel_hwrng_restore_saved(state, KERNEL_HWRNG_SYSFS, why, sizeof(why));
-		if (r < 0) {
-			log_error("--restore-kernel-hwrng: %s", why);
-			return EXIT_RUNTIME;
-		}
-		if (r > 0)
-			log_notice("kernel-hwrng: %s", why);
-		return 0;
-	}
-	gr = getgrnam(o->grant_kernel_hwrng);
 	if (gr)
 		gid = gr->gr_gid;
-	else if (parse_uint(o->grant_kernel_hwrng, 0, UINT32_MAX - 1, &gid) < 0) {
-		log_error("--grant-kernel-hwrng: no group '%s'", o->grant_kernel_hwrng);
+	else if (parse_uint(group, 0, UINT32_MAX - 1, &gid) < 0) {
+		log_error("--grant-kernel-hwrng: no group '%s'", group);
 		return EXIT_CONFIG;
 	}
-	r = kernel_hwrng_grant(state, KERNEL_HWRNG_SYSFS, (gid_t)gid, why, sizeof(why));
-	if (r == -ENOENT) {
-		log_info("kernel-hwrng: %s: nothing to grant", why);
-		return 0;
-	}
-	if (r < 0) {
+	r = kernel_hwrng_root_grant((gid_t)gid, why, sizeof(why));
+	if (r < 0)
 		log_error("--grant-kernel-hwrng: %s", why);
-		return EXIT_RUNTIME;
-	}
-	return 0;
+	else if (r > 0) /* nothing to grant: said, not an error (the daemon acts as leave) */
+		log_notice("--grant-kernel-hwrng: %s", why);
+	return r < 0 ? EXIT_RUNTIME : 0;
 }
 
 /* -O NAME alone: that source's keys and defaults. */
@@ -421,16 +412,20 @@ static int run_mode(struct options *o)
 	struct conf conf;
 	int ret;
 
+	if (o->import)
+		return import_rng_tools(o->import_file, stdout);
 	if (o->print_options)
 		return show_source_options(o->print_options);
+	if (o->restore_kernel_hwrng)
+		return restore_command();
+	if (o->grant_kernel_hwrng)
+		return grant_command(o->grant_kernel_hwrng);
 	if (cmdline_load_config(o, &conf, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return EXIT_CONFIG;
 	}
 	o->config_seen = conf.path != NULL;
-	if (o->restore_kernel_hwrng || o->grant_kernel_hwrng)
-		ret = kernel_hwrng_command(o, &conf);
-	else if (o->status)
+	if (o->status)
 		ret = show_status(o, &conf);
 	else if (o->dump && cmdline_dump_config(o, &conf, err, sizeof(err)) < 0) {
 		log_error("%s", err);
@@ -474,11 +469,14 @@ int main(int argc, char **argv)
 	 */
 	if (take_std_fds() < 0)
 		return EXIT_RUNTIME;
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
 	/*
 	 * One malloc arena: the reader threads allocate once each (their history), which is
-	 * not worth an arena of 64 MiB address space and its set-up per thread.
+	 * not worth an arena of 64 MiB address space and its set-up per thread. (glibc's;
+	 * musl's malloc has no per-thread arenas, and no mallopt.)
 	 */
 	mallopt(M_ARENA_MAX, 1);
+#endif
 	log_set_ident("rngd");
 	cmdline_parse(&o, argc, argv);
 	log_setup(o.log_level, o.foreground ? LOG_TARGET_AUTO : LOG_TARGET_STDERR);

@@ -292,9 +292,16 @@ static int drop_unprivileged(const char *user, const char *group)
 		r = resolve(user, group, &want_uid, &want_gid);
 		if (r < 0)
 			return r;
+		/*
+		 * Not root already (systemd's User=, with rng-tools' arguments that still say
+		 * -D daemon:daemon): what -D is for, not running as root, is done; another
+		 * user cannot be switched to, so this one stays.
+		 */
 		if (want_uid != uid || want_gid != gid)
-			return log_fail(user, group, -EPERM,
-					"already running as another unprivileged uid/gid");
+			log_warning("-D %s%s%s: already running as uid %u gid %u, not root (the "
+				    "service's User=?): staying so, ignoring",
+				    user, group ? ":" : "", group ? group : "", (unsigned int)uid,
+				    (unsigned int)gid);
 	}
 	r = read_proc_status(&ps);
 	if (r < 0)

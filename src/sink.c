@@ -26,6 +26,7 @@
 #include "log.h"
 #include "sink.h"
 #include "util.h"
+#include "wide.h"
 
 #define DEFAULT_PROCDIR "/proc/sys/kernel/random"
 #define RANDOM_DEV "/dev/random"
@@ -345,24 +346,29 @@ int sink_set_watermark(struct sink *s, unsigned int bits)
 uint64_t sink_credit(uint64_t *rem, size_t bytes, unsigned int quality,
 		     unsigned int max_bits_per_byte)
 {
-	unsigned __int128 total, bits, cap;
+	uint64_t total_hi, total, bits_hi, bits, cap_hi, cap;
 
 	if (quality > 1024)
 		quality = 1024;
 	if (max_bits_per_byte > 8)
 		max_bits_per_byte = 8;
-	/* In 1/1024-bit units; 128 bits cannot overflow: SIZE_MAX * 8 * 1024 < 2^78. */
-	total = (unsigned __int128)bytes * 8 * quality + *rem;
-	bits = total / 1024;
-	cap = (unsigned __int128)bytes * max_bits_per_byte;
-	if (bits > cap) {
+	/*
+	 * In 1/1024-bit units, as 128-bit numbers in two words (hi, lo) (src/wide.h): no
+	 * overflow, SIZE_MAX * 8 * 1024 + *rem < 2^78.
+	 */
+	total = wide_mul64(bytes, 8 * quality, &total_hi);
+	total += *rem;
+	total_hi += total < *rem;
+	bits = total >> 10 | total_hi << 54, bits_hi = total_hi >> 10;
+	cap = wide_mul64(bytes, max_bits_per_byte, &cap_hi);
+	if (bits_hi > cap_hi || (bits_hi == cap_hi && bits > cap)) {
 		/* Capped: carrying the remainder would credit the excess later. */
-		bits = cap;
+		bits = cap, bits_hi = cap_hi;
 		*rem = 0;
 	} else {
-		*rem = (uint64_t)(total % 1024);
+		*rem = total & 1023;
 	}
-	return bits > UINT64_MAX ? UINT64_MAX : (uint64_t)bits;
+	return bits_hi ? UINT64_MAX : bits;
 }
 
 static int add_entropy_ioctl(int fd, void *req)

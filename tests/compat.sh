@@ -123,6 +123,150 @@ test_namedpipe() {
 }
 test_namedpipe
 
+# --import-rng-tools on each distribution's file (tests/data/compat/, written from the
+# variables each documents): exit 0, the lines it must make, a configuration that rngd
+# loads, and a daemon that starts on it, feeds and exits 0 on TERM.
+DATA=$top_srcdir/tests/data/compat
+# import_case FILE WHAT PATTERN...: every PATTERN (grep -x) is a line of the output.
+import_case() {
+	local file=$DATA/$1 what=$2 conf=$T/$1.conf out rc pat
+	shift 2
+	"$RNGD" --import-rng-tools "$file" >"$conf" 2>"$T/imp.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "import $what: exit $rc: $(cat "$T/imp.err")"
+		return
+	fi
+	for pat in "$@"; do
+		grep -qx -- "$pat" "$conf" || {
+			fail "import $what: no line '$pat' in: $(cat "$conf")"
+			return
+		}
+	done
+	out=$("$RNGD" --check-config -c "$conf" 2>&1) || {
+		fail "import $what: the output does not load: $out"
+		return
+	}
+	ok "import $what: $(grep -c '^[a-z]' "$conf") settings, $(grep -c "^# $file:" "$conf") dropped with a reason, loads"
+	run_row "import $what: rngd -c on the output" "" -c "$conf"
+}
+import_case rng-tools-debian "Debian rng-tools-debian" "fill-watermark = 3686" \
+	"feed-interval = 1" "stats-interval = 3600" "device = /dev/hwrng" "backend = virtio_rng.0" \
+	"# .*:11: RNGDOPTIONS: option --rng-buffers: .*; ignoring"
+import_case rng-tools-debian-padlock "Debian rng-tools-debian, PadLock" "feed-interval = 30" \
+	"\[source via\]" "quality = 768" "\[source hwrng\]" "enabled = no" \
+	"# .*:3: RNGDOPTIONS: option --rng-quality: .*; ignoring"
+import_case rng-tools-oe "OpenEmbedded /etc/default/rng-tools" "device = /dev/hwrng" \
+	"# .*:3: EXTRA_ARGS: option -O: rng-tools' source 'jitter' is not in rngd: .*" \
+	"# .*:3: EXTRA_ARGS: -d/-q: .*"
+import_case sysconfig-rngd "Fedora /etc/sysconfig/rngd" "fill-watermark = 0" \
+	"user = daemon:daemon" "# .*:2: RNGD_ARGS: option -x: 'pkcs11' (rng-tools) is not in .*"
+import_case sysconfig-rngd-dracut "dracut's /etc/sysconfig/rngd" \
+	"# .*:2: RNGD_ARGS: option -x: 'nist' (rng-tools) is not in .*"
+import_case conf.d-rngd-alpine "Alpine /etc/conf.d/rngd" "entropy-count = 8" \
+	"feed-interval = 300" "feed-bytes = 64" "fill-watermark = 192" "\[source rdseed\]" \
+	"\[source rdrand\]" "# .*:13: JITTER_OPTIONS: set again on line 14: the last value counts" \
+	"# .*:11: RDRAND_OPTIONS: option -O rdrand:use_aes: .*"
+import_case conf.d-rngd-arch "Arch /etc/conf.d/rngd" "feed-bytes = 128" \
+	"random-device = /dev/random"
+import_case default-rngd "Buildroot /etc/default/rngd" "feed-interval = 120" \
+	"\[source file:namedpipe\]" "path = /run/trng.fifo" "enabled = yes"
+
+# Shell in the file is read as data: nothing of it runs, each such line is named.
+test_import_hostile_shell() {
+	local conf=$T/hostile.conf n
+	rm -f /tmp/rngd-import-pwned
+	"$RNGD" --import-rng-tools "$DATA/hostile-shell" >"$conf" 2>&1 || {
+		fail "import of shell: exit $?: $(cat "$conf")"
+		return
+	}
+	n=$(grep -c "not run\|not closed\|not an rng-tools variable" "$conf")
+	if [ -e /tmp/rngd-import-pwned ]; then
+		fail "import of shell ran a command"
+	elif [ "$n" -ne 7 ] || ! grep -qx "feed-interval = 30" "$conf" ||
+		! grep -q "unknown source 'nosuch'" "$conf"; then
+		fail "import of shell: $n lines named, want 7: $(cat "$conf")"
+	else
+		ok "import of shell: nothing run, 7 lines named, the rest carried over"
+	fi
+}
+test_import_hostile_shell
+
+# Files that are no environment file: one line saying what, exit 1, at once.
+test_import_refused() {
+	local what=$1 want=$2 path=$3 out rc
+	out=$(timeout 5 "$RNGD" --import-rng-tools "$path" 2>&1)
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q -- "$want" <<<"$out" && [ "$(wc -l <<<"$out")" -eq 1 ]; then
+		ok "import of $what: exit 1, '$out'"
+	else
+		fail "import of $what: exit $rc (want 1, '$want'): $out"
+	fi
+}
+head -c 100000 /dev/zero | tr '\0' '#' >"$T/huge"
+test_import_refused "a 100 kB file" "larger than 64 KiB" "$T/huge"
+head -c 4096 /dev/urandom >"$T/binary"
+printf 'A=1\n\001\n' >>"$T/binary"
+test_import_refused "a binary file" "a binary file" "$T/binary"
+mkfifo "$T/fifo"
+test_import_refused "a FIFO without a writer" "is a FIFO, not a regular file" "$T/fifo"
+test_import_refused "a directory" "is a directory" "$T"
+test_import_refused "/dev/zero" "is a character device" /dev/zero
+test_import_refused "a missing file" "No such file" "$T/nosuch"
+
+# With no FILE: the first of the known files that exists, in rngd(8)'s order (in a mount
+# namespace whose /etc/default is a scratch tmpfs).
+test_import_search() {
+	local out
+	if ! unshare -m true 2>/dev/null; then
+		skip "import search order: no mount namespace here"
+		return
+	fi
+	out=$(unshare -m sh -c 'mount -t tmpfs none /etc/default &&
+		echo "DAEMON_ARGS=\"-s 100\"" >/etc/default/rngd && "$1" --import-rng-tools &&
+		echo "EXTRA_ARGS=\"-s 200\"" >/etc/default/rng-tools && "$1" --import-rng-tools &&
+		rm /etc/default/rng-tools /etc/default/rngd && "$1" --import-rng-tools' sh "$RNGD" 2>&1)
+	if grep -q "from /etc/default/rngd" <<<"$out" && grep -q "feed-bytes = 100" <<<"$out" &&
+		grep -q "from /etc/default/rng-tools$" <<<"$out" && grep -q "feed-bytes = 200" <<<"$out" &&
+		grep -q "no rng-tools configuration here (looked for /etc/default/rng-tools-debian" <<<"$out"; then
+		ok "import with no FILE: /etc/default/rng-tools before /etc/default/rngd; none: exit 1 saying where it looked"
+	elif [ -e /etc/sysconfig/rngd ] || [ -e /etc/conf.d/rngd ]; then
+		skip "import search order: this machine has its own rng-tools files"
+	else
+		fail "import with no FILE: $out"
+	fi
+}
+test_import_search
+
+# Under a unit's User= (here: started as nobody), a -D from rng-tools' arguments (Fedora's
+# -D daemon:daemon) cannot switch user: a warning, and the daemon runs on as it is.
+test_drop_as_user() {
+	local fifo=$T/user.fifo log=$T/user.log p rc
+	if ! is_root || ! command -v setpriv >/dev/null; then
+		skip "-D as another user: needs root and setpriv"
+		return
+	fi
+	chmod 755 "$T"
+	slow_fifo "$fifo"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$RNGD" -f -t -D daemon:daemon \
+		-x hwrng -x via -x rdseed -x rdrand -O "file:u:path:$fifo" -O rngd:status-file: \
+		2>"$log" &
+	p=$!
+	pids+=("$p")
+	if ! wait_until 20 grep -q "file:u: running" "$log"; then
+		fail "-D daemon:daemon as nobody: never running: $(head -5 "$log")"
+		return
+	fi
+	kill -TERM "$p" && wait "$p"
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q "^rngd: -D daemon:daemon: already running as uid 65534 .*staying so, ignoring" "$log"; then
+		ok "-D daemon:daemon as nobody: one warning, runs, exit 0 on TERM"
+	else
+		fail "-D daemon:daemon as nobody: exit $rc: $(cat "$log")"
+	fi
+}
+test_drop_as_user
+
 # expect_rc WHAT CODE PATTERN ARGS...: rngd ARGS exits CODE with PATTERN in its output.
 expect_rc() {
 	local what=$1 want=$2 pattern=$3 out rc

@@ -42,6 +42,11 @@ restore() {
 trap 'cleanup; restore' EXIT
 trap 'exit 1' INT TERM HUP
 chmod 755 "$T" # the unprivileged daemons read their configuration in it
+# rngd with the test hooks of root's steps: its runtime directory (the state file) and root's
+# directory are $T's, not /run's; the sysfs directory is the real one.
+RNGD=$top_builddir/tests/rngd-root-test
+[ -x "$RNGD" ] || { echo "kernel-hwrng-exact: skipped: tests/rngd-root-test not built"; exit 77; }
+export RNGD_TEST_RUNTIME_DIR=$T/run RNGD_TEST_ROOT_DIR=$T/root
 ulimit -c 0    # the crashes below dump no core
 
 : >"$T/conf"
@@ -93,6 +98,7 @@ done
 # holding the take-over and takes over when the first stops.
 if start_logged "$T/first.log" 15 "took over" "first daemon" "${args[@]}"; then
 	first=$pid
+	export RNGD_TEST_RUNTIME_DIR=$T/run2
 	if start_logged "$T/second.log" 15 "another rngd (pid $first) holds the take-over" \
 		"second daemon" "${base[@]}" -O "rngd:status-file:$T/run2/status.json"; then
 		second=$pid
@@ -116,6 +122,7 @@ if start_logged "$T/first.log" 15 "took over" "first daemon" "${args[@]}"; then
 		pid=$first
 		stop TERM
 	fi
+	export RNGD_TEST_RUNTIME_DIR=$T/run
 	settled "two daemons"
 fi
 
@@ -181,14 +188,17 @@ if start_logged "$T/sel.log" 15 "took over" "selected, root" "${args[@]}"; then
 		fail "selected, root: rng_selected $(cat $sys/rng_selected), rng_quality $(cat "$q")"
 fi
 
-# As the unit's user: rng_quality granted (group, 0664), rng_current root's, /dev/hwrng
-# readable by the group, CAP_SYS_ADMIN ambient.
+# As the unit's user: rng_quality granted by root's step (group, 0664), rng_current root's,
+# /dev/hwrng readable by the group, CAP_SYS_ADMIN ambient; root's restore after the stop.
 ugid=$(id -g nobody 2>/dev/null)
 unit_user=(setpriv --reuid=nobody --regid="$ugid" --clear-groups --inh-caps=+sys_admin
 	--ambient-caps=+sys_admin)
 if [ -n "$ugid" ] && "${unit_user[@]}" true 2>/dev/null; then
-	chgrp "$ugid" /dev/hwrng "$q" && chmod 640 /dev/hwrng && chmod 664 "$q"
 	mkdir -p "$T/urun" && chown nobody "$T/urun"
+	export RNGD_TEST_RUNTIME_DIR=$T/urun
+	chgrp "$ugid" /dev/hwrng && chmod 640 /dev/hwrng
+	"$RNGD" --grant-kernel-hwrng="$ugid" 2>"$T/grant.log" ||
+		fail "--grant-kernel-hwrng=$ugid: $(cat "$T/grant.log")"
 	uargs=("${base[@]}" -O "rngd:status-file:$T/urun/status.json")
 	ustate=$T/urun/kernel-hwrng.state
 	start_unit_user() { # log what: as start_logged, as the unit's user
@@ -209,7 +219,12 @@ if [ -n "$ugid" ] && "${unit_user[@]}" true 2>/dev/null; then
 			fail "selected, the unit's user: rng_quality $(cat "$q"), rng_selected $(cat $sys/rng_selected): $(grep kernel-hwrng "$T/usel.log")"
 		stop TERM
 	fi
+	# Root's step records the choice it finds and puts it back: start again from the
+	# machine's own (automatic) choice.
+	"$RNGD" --restore-kernel-hwrng 2>"$T/urestore0.log"
 	[ "$sel" = 0 ] && echo "" >$sys/rng_current
+	"$RNGD" --grant-kernel-hwrng="$ugid" 2>"$T/grant2.log" ||
+		fail "--grant-kernel-hwrng=$ugid again: $(cat "$T/grant2.log")"
 	if grep -qw none $sys/rng_available &&
 		start_unit_user "$T/unone.log" "switch, the unit's user" "took over"; then
 		echo none >$sys/rng_current
@@ -226,14 +241,17 @@ if [ -n "$ugid" ] && "${unit_user[@]}" true 2>/dev/null; then
 		wait_until 10 owed_twice ||
 			fail "second switch to none: $(grep kernel-hwrng "$T/unone.log")"
 		stop TERM # none is current: the daemon cannot give it back, root's step does
-		"$RNGD" -c "$T/conf" -O "rngd:status-file:$T/urun/status.json" \
-			--restore-kernel-hwrng 2>"$T/urestore.log"
+		"$RNGD" --restore-kernel-hwrng 2>"$T/urestore.log"
 		rc=$?
 		[ "$(cat $sys/rng_current)" = none ] && echo "" >$sys/rng_current
 		[ "$rc" = 0 ] && quality_is "$orig" && [ ! -e "$ustate" ] &&
 			ok "stopped while none was current: root's restore put $orig back ($(cat "$T/urestore.log"))" ||
 			fail "root's restore after the unit's user: exit $rc, rng_quality $(cat "$q"): $(cat "$T/urestore.log")"
 	fi
+	"$RNGD" --restore-kernel-hwrng 2>>"$T/urestore.log" # owner and mode, from root's record
+	[ "$(stat -c '%u:%g %a' "$q")" = "$q_mode" ] ||
+		fail "root's restore left rng_quality $(stat -c '%u:%g %a' "$q"), not $q_mode"
+	export RNGD_TEST_RUNTIME_DIR=$T/run
 	restore
 	settled "the unit's user"
 else

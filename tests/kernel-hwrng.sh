@@ -2,12 +2,12 @@
 # kernel-hwrng on this machine's real hwrng (rngd(8), "The kernel's hwrng thread"): with
 # take-over, rng_quality reads 0 while rngd runs and its original value after SIGTERM, after
 # SIGINT, after a start that fails after the take-over, and after kill -9 followed by
-# `rngd --restore-kernel-hwrng` (the unit's ExecStopPost=); a daemon started after a kill -9
-# takes the remembered value, not the 0; leave keeps it; watch lowers it to 0 once the
-# device fails rngd's tests (zeros injected by tests/rngd-fault). Also measures what a reader
-# of /dev/hwrng gets with and without the take-over. Opt-in (RNGD_TEST_REAL_SWITCH=1, run
-# alone by scripts/test): it changes the kernel's trust in the machine's hwrng for a while.
-# The original rng_quality is put back on every exit path.
+# `rngd --restore-kernel-hwrng` (the unit's ExecStopPost=; it reads no configuration); a
+# daemon started after a kill -9 takes the remembered value, not the 0; leave keeps it; watch
+# lowers it to 0 once the device fails rngd's tests (zeros injected by tests/rngd-fault).
+# Also measures what a reader of /dev/hwrng gets with and without the take-over. Opt-in
+# (RNGD_TEST_REAL_SWITCH=1, run alone by scripts/test): it changes the kernel's trust in the
+# machine's hwrng for a while. The original rng_quality is put back on every exit path.
 . "$(dirname "$0")/lib.sh" kernel-hwrng
 sys=/sys/class/misc/hw_random
 q=$sys/rng_quality
@@ -38,6 +38,11 @@ trap 'exit 1' INT TERM HUP
 
 run=$T/run
 state=$run/kernel-hwrng.state
+# rngd with the test hooks of root's steps: its runtime directory (the state file) and root's
+# directory are $T's, not /run's; the sysfs directory is the real one.
+RNGD=$top_builddir/tests/rngd-root-test
+[ -x "$RNGD" ] || { echo "kernel-hwrng: skipped: tests/rngd-root-test not built"; exit 77; }
+export RNGD_TEST_RUNTIME_DIR=$run RNGD_TEST_ROOT_DIR=$T/root
 : >"$T/conf"
 args=(-f -c "$T/conf" "${NOCPU[@]}" -O "rngd:status-file:$run/status.json" -O rngd:pid-file:)
 quality_is() { [ "$(cat "$q")" = "$1" ]; }

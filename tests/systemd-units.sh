@@ -1,6 +1,7 @@
 #!/bin/sh
-# The unit files: `systemd-analyze verify` on each generated unit, and the exposure score
-# of rngd.service from `systemd-analyze security --offline=true` (must be at most 1.5).
+# The unit files: `systemd-analyze verify` on each generated unit, rngd.service's optional
+# environment file and $RNGD_ARGS, and the exposure score of rngd.service from
+# `systemd-analyze security --offline=true` (must be at most 1.5).
 # Needs the units built by make (systemd/*.service in the build tree).
 set -u
 builddir=${top_builddir:-.}
@@ -49,6 +50,15 @@ for u in rngd rngd-once; do
 		status=1
 	fi
 done
+
+# rng-tools' way of passing arguments: an optional environment file's RNGD_ARGS.
+unit="$builddir/systemd/rngd.service"
+if grep -qx 'EnvironmentFile=-/.*' "$unit" && grep -q '^ExecStart=.*/rngd -f \$RNGD_ARGS$' "$unit"; then
+	echo "rngd.service: $(grep '^EnvironmentFile=' "$unit"), ExecStart passes \$RNGD_ARGS: ok"
+else
+	echo "FAIL: rngd.service: no EnvironmentFile=-/PATH with \$RNGD_ARGS on ExecStart"
+	status=1
+fi
 
 for u in rngd rngd-once; do
 	out=$(systemd-analyze security --offline=true --no-pager "$tmp/$u.service" 2>&1)

@@ -30,6 +30,7 @@
 
 #include "conf.h"
 #include "kernel_hwrng.h"
+#include "kernel_hwrng_state.h"
 #include "source.h"
 #include "source_set.h"
 #include "util.h"
@@ -359,11 +360,10 @@ static void test_mode_and_path(void **st)
 	assert_int_equal(m, KERNEL_HWRNG_WATCH);
 	assert_int_equal(kernel_hwrng_mode_parse("takeover", &m), -EINVAL);
 	assert_int_equal(kernel_hwrng_mode_parse(NULL, &m), -EINVAL);
-	assert_string_equal(kernel_hwrng_state_path("/run/rngd/status.json", buf, sizeof(buf)),
-			    "/run/rngd/" KERNEL_HWRNG_STATE_NAME);
-	assert_string_equal(kernel_hwrng_state_path(NULL, buf, sizeof(buf)),
+	/* Fixed, whatever the status file: root's restore reads no configuration. */
+	assert_string_equal(kernel_hwrng_state_path(buf, sizeof(buf)),
 			    RUNSTATEDIR "/rngd/" KERNEL_HWRNG_STATE_NAME);
-	assert_null(kernel_hwrng_state_path("/run/rngd/status.json", buf, 8));
+	assert_null(kernel_hwrng_state_path(buf, 8));
 }
 
 /* Take over and give back: the state file is on disk before 0 is written, gone after. */
@@ -514,53 +514,6 @@ static void test_give_back_switched(void **st)
 	assert_int_equal(k.quality[0], 1024);
 	assert_int_equal(k.cur, 1);
 	assert_int_equal(k.selected, 1);
-}
-
-/* rngd --restore-kernel-hwrng: from the state file, once; the grant's owner and mode too. */
-static void test_restore_saved_and_grant(void **st)
-{
-	struct kernel_hwrng kh;
-	char why[512], path[PATH_MAX + 16];
-	struct stat sb;
-
-	(void)st;
-	kernel(1, "virtio_rng.0", 1000, NULL, 0);
-	snprintf(path, sizeof(path), "%s/rng_quality", dir);
-	assert_int_equal(chmod(path, 0644), 0);
-	assert_int_equal(kernel_hwrng_restore_saved(state, dir, why, sizeof(why)), 0);
-
-	assert_int_equal(kernel_hwrng_grant(state, dir, getgid(), why, sizeof(why)), 0);
-	assert_int_equal(stat(path, &sb), 0);
-	assert_int_equal(sb.st_mode & 07777, 0664);
-	open_kh(&kh);
-	assert_int_equal(kernel_hwrng_take(&kh), 1);
-	close(kh.fd); /* SIGKILL */
-	assert_int_equal(kernel_hwrng_restore_saved(state, dir, why, sizeof(why)), 1);
-	assert_string_equal(why, "virtio_rng.0: rng_quality 1000 put back; rng_quality's owner "
-				 "and mode put back");
-	assert_int_equal(sysfs_quality(), 1000);
-	assert_int_equal(stat(path, &sb), 0);
-	assert_int_equal(sb.st_mode & 07777, 0644);
-	assert_int_equal(access(state, F_OK), -1);
-	/* Again: nothing to do. */
-	assert_int_equal(kernel_hwrng_restore_saved(state, dir, why, sizeof(why)), 0);
-
-	/* Someone wrote rng_quality since: left as it is, the file still goes. */
-	open_kh(&kh);
-	assert_int_equal(kernel_hwrng_take(&kh), 1);
-	close(kh.fd);
-	k.quality[0] = 700;
-	publish();
-	assert_int_equal(kernel_hwrng_restore_saved(state, dir, why, sizeof(why)), 1);
-	assert_non_null(strstr(why, "700 now"));
-	assert_int_equal(sysfs_quality(), 700);
-	assert_int_equal(access(state, F_OK), -1);
-
-	/* A broken state file is an error that says which file. */
-	put("../run/" KERNEL_HWRNG_STATE_NAME, "backend=x\n");
-	assert_int_equal(kernel_hwrng_restore_saved(state, dir, why, sizeof(why)), -EBADMSG);
-	assert_non_null(strstr(why, KERNEL_HWRNG_STATE_NAME));
-	unlink(state);
 }
 
 /* The state file cannot be written: not taken over (it could not be given back). */
@@ -1002,7 +955,6 @@ int main(void)
 		cmocka_unit_test(test_no_backend),
 		cmocka_unit_test(test_give_back_gone),
 		cmocka_unit_test(test_give_back_switched),
-		cmocka_unit_test(test_restore_saved_and_grant),
 		cmocka_unit_test(test_no_state_dir),
 		cmocka_unit_test(test_update_with_set),
 		cmocka_unit_test(test_two_daemons),

@@ -17,16 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sources/hwrng.h"
 #include "sysfs.h"
 #include "util.h"
-
-/* include/linux/miscdevice.h: MISC_MAJOR 10, HWRNG_MINOR 183. */
-#define HWRNG_MAJOR 10
-#define HWRNG_MINOR 183
 
 #define NAME_SIZE 128
 #define LIST_SIZE 1024
@@ -54,27 +49,6 @@ static const struct hwrng_profile hwrng_profile_plain = {
 	.unit = 1,
 };
 
-/* Whether st is the hwrng class's node: misc 10:183, or one whose sysfs entry is hw_random. */
-static bool is_misc_hwrng(const struct stat *st)
-{
-	char path[64], link[PATH_MAX];
-	const char *base;
-	ssize_t n;
-
-	if (!S_ISCHR(st->st_mode))
-		return false;
-	if (major(st->st_rdev) == HWRNG_MAJOR && minor(st->st_rdev) == HWRNG_MINOR)
-		return true;
-	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u", major(st->st_rdev),
-		 minor(st->st_rdev));
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n <= 0)
-		return false;
-	link[n] = '\0';
-	base = strrchr(link, '/');
-	return strcmp(base ? base + 1 : link, "hw_random") == 0;
-}
-
 /*
  * Anything but the hwrng class's node is credited nothing unless "quality" says otherwise:
  * a pty or a FIFO fed a predictable stream must not pass for the hardware. The daemon (tell)
@@ -101,7 +75,7 @@ static void other_device_quality(struct source *src, const char *dev, const stru
 /* Whether the device can be read as a source; *misc tells whether it is /dev/hwrng. */
 static int classify(const char *path, const struct stat *st, bool *misc, char *why, size_t len)
 {
-	*misc = is_misc_hwrng(st);
+	*misc = sysfs_is_misc_hwrng(st);
 	if (*misc || S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode))
 		return 0;
 	if (S_ISCHR(st->st_mode))
@@ -118,12 +92,6 @@ static bool backend_matches(const struct hwrng_profile *p, const char *name)
 		return strncmp(name, p->backend, strlen(p->backend)) == 0 &&
 		       name[strlen(p->backend)] != '\0';
 	return strcmp(name, p->backend) == 0;
-}
-
-/* The kernel's way of saying "no backend": "none" (6.18.y+) or an empty rng_current. */
-static bool is_none(const char *name)
-{
-	return name[0] == '\0' || strcmp(name, "none") == 0;
 }
 
 /*
@@ -146,7 +114,7 @@ static bool find_in_list(const char *list, const struct hwrng_profile *p, const 
 			memcpy(word, s, n);
 			word[n] = '\0';
 			if (name ? strcmp(word, name) == 0
-				 : !is_none(word) && backend_matches(p, word)) {
+				 : !sysfs_is_none(word) && backend_matches(p, word)) {
 				snprintf(out, size, "%s", word);
 				return true;
 			}
@@ -180,7 +148,7 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 		return r;
 	}
 	if (!need) {
-		if (is_none(fs->current)) {
+		if (sysfs_is_none(fs->current)) {
 			snprintf(why, len, "no current hwrng backend (rng_current is none)");
 			return -ENODEV;
 		}
@@ -194,7 +162,7 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 		return r;
 	}
 	if (want) {
-		if (is_none(want) || !backend_matches(p, want)) {
+		if (sysfs_is_none(want) || !backend_matches(p, want)) {
 			snprintf(why, len, "backend '%s' is not a %s%s backend", want,
 				 p->backend ? p->backend : "usable", p->prefix ? "N" : "");
 			return -EINVAL;
@@ -213,7 +181,7 @@ static int sysfs_pick(struct source *src, const struct hwrng_profile *p, struct 
 		}
 		return 0;
 	}
-	if (!is_none(fs->current) && backend_matches(p, fs->current)) {
+	if (!sysfs_is_none(fs->current) && backend_matches(p, fs->current)) {
 		snprintf(fs->target, sizeof(fs->target), "%s", fs->current);
 		return 0;
 	}
@@ -333,12 +301,12 @@ static const struct hwrng_profile *quirks_for(const struct hwrng_profile *p, con
 static void read_quality(struct source *src)
 {
 	char buf[16];
-	uint64_t q;
+	unsigned int q;
 
 	/* Absent before 5.18; ENODEV without a current rng: keep what was found before. */
 	if (sysfs_read(source_opt_str(src, "sysfs"), "rng_quality", buf, sizeof(buf)) >= 0 &&
-	    parse_uint(buf, 0, 1024, &q) == 0)
-		source_set_quality(src, (unsigned int)q);
+	    sysfs_parse_quality(buf, &q) == 0)
+		source_set_quality(src, q);
 }
 
 int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, size_t len)
@@ -419,7 +387,7 @@ int hwrng_check(struct source *src, const struct hwrng_profile *p, char *why, si
 			return r;
 	}
 
-	if (want && (is_none(want) || !backend_matches(p, want))) {
+	if (want && (sysfs_is_none(want) || !backend_matches(p, want))) {
 		if (p->backend)
 			snprintf(why, len, "backend '%s' is not a %s%s backend", want, p->backend,
 				 p->prefix ? "N" : "");
