@@ -4,6 +4,7 @@
 
 #include <endian.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 /* RNGD_PORTABLE: the portable code alone, so that x86 tests it too (tests/test_portable.c). */
 #if defined(__SSE2__) && !defined(RNGD_PORTABLE)
@@ -28,14 +29,33 @@ static uint64_t spread(uint64_t x)
  * short word is zero-padded), so a key word of 0 would hash every 2500-byte block alike. Early
  * at boot, before the CRNG is ready, the reader's key is a clock value and a 0.
  */
+static void set_keys(struct health *h, const uint64_t key[2])
+{
+	h->key[0] = spread(key[0]);
+	h->key[1] = spread(key[1] ^ h->key[0]);
+	for (int i = 0; i < 4; i++) {
+		h->akey[i] = spread(h->key[1] + (uint64_t)i + 1);
+		h->akey2[i] = spread(h->key[0] + (uint64_t)i + 17);
+	}
+	h->key2[0] = spread(h->key[0] ^ h->akey[3]);
+	h->key2[1] = spread(h->key[1] ^ h->akey2[3]);
+	h->anchor = (uint8_t)spread(h->key[0] + h->key[1]);
+}
+
 void health_init(struct health *h, const uint64_t key[2])
 {
 	memset(h, 0, sizeof(*h));
-	h->key[0] = spread(key[0]);
-	h->key[1] = spread(key[1] ^ h->key[0]);
-	for (int i = 0; i < 4; i++)
-		h->akey[i] = spread(h->key[1] + (uint64_t)i + 1);
-	h->anchor = (uint8_t)spread(h->key[0] + h->key[1]);
+	set_keys(h, key);
+}
+
+struct health *health_new(const uint64_t key[2])
+{
+	/* calloc: zero pages, mapped as the history fills; no memset to touch them all. */
+	struct health *h = calloc(1, sizeof(*h));
+
+	if (h)
+		set_keys(h, key);
+	return h;
 }
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
@@ -57,6 +77,7 @@ static inline uint64_t load64(const uint8_t *p)
 	return le64toh(v);
 }
 
+#ifndef HEALTH_SSE2
 /* The high bit of each byte of x that is zero, only those (no borrow between bytes). */
 static inline uint64_t zero_bytes(uint64_t x)
 {
@@ -64,6 +85,7 @@ static inline uint64_t zero_bytes(uint64_t x)
 
 	return ~(((x & low7) + low7) | x | low7);
 }
+#endif
 
 /* Bit k set where p[k] == a, for the 16 bytes from p (w0, w1: the same as words). */
 static inline unsigned int eq_mask16(const uint8_t *p, uint64_t w0, uint64_t w1, uint8_t a)
@@ -98,10 +120,13 @@ _Static_assert(WHERE_WORDS <= 64, "a bit of where[WHERE_WORDS] for each word");
  * of where[g] for byte 64 * g + k, in the first HEALTH_ANCHOR_SPAN bytes (not in a last
  * partial 16 bytes: those start no anchor window); bit g of where[WHERE_WORDS] when
  * where[g] may be non-zero (one branch per group with anchors, not per group).
+ * The lanes (256 bits) are joined twice, with independent keys: the hash and, in *x2, the
+ * second word whose tag the tables keep (health.h).
  */
-static uint64_t block_hash(const uint64_t key[2], const uint8_t *p, size_t len, uint8_t a,
-			   uint64_t *where)
+static uint64_t block_hash(const struct health *hh, const uint8_t *p, size_t len, uint8_t a,
+			   uint64_t *where, uint64_t *x2)
 {
+	const uint64_t *key = hh->key, *key2 = hh->key2;
 	const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
 	uint64_t h[4], r;
 	size_t i = 0;
@@ -143,6 +168,10 @@ static uint64_t block_hash(const uint64_t key[2], const uint8_t *p, size_t len, 
 	r = h[0];
 	for (int l = 1; l < 4; l++)
 		r = mix(r ^ k0, h[l] ^ key[0]);
+	*x2 = h[3];
+	for (int l = 2; l >= 0; l--)
+		*x2 = mix(*x2 ^ key2[0], h[l] ^ key2[1]);
+	*x2 = mix(*x2 ^ k1, *x2 ^ key2[0] ^ k0);
 	return mix(r ^ k0, r ^ key[0] ^ k1);
 }
 
@@ -215,12 +244,20 @@ static inline uint64_t window_hash(const uint64_t akey[4], const uint8_t *p)
 	return mix(load64(p + 16) ^ akey[2] ^ h, load64(p + 24) ^ akey[3]);
 }
 
+/* The second word: the same window, other key, other pairing of its words. */
+static inline uint64_t window_hash2(const uint64_t akey2[4], const uint8_t *p)
+{
+	uint64_t h = mix(load64(p + 24) ^ akey2[0], load64(p) ^ akey2[1]);
+
+	return mix(load64(p + 8) ^ akey2[2] ^ h, load64(p + 16) ^ akey2[3]);
+}
+
 /*
  * The fingerprints of the first HEALTH_ANCHOR_QUERY anchors of a block (where block_hash()
- * found the anchor byte), in fp: their number.
+ * found the anchor byte), in fp, their second words in fp2: their number.
  */
 static size_t anchors(const struct health *h, const uint8_t *p, size_t len,
-		      const uint64_t *where, uint64_t *fp)
+		      const uint64_t *where, uint64_t *fp, uint64_t *fp2)
 {
 	size_t n = 0;
 
@@ -232,6 +269,7 @@ static size_t anchors(const struct health *h, const uint8_t *p, size_t len,
 
 			if (i + HEALTH_ANCHOR_WIN > len || n == HEALTH_ANCHOR_QUERY)
 				return n;
+			fp2[n] = window_hash2(h->akey2, p + i);
 			fp[n++] = window_hash(h->akey, p + i);
 		}
 	}
@@ -252,45 +290,45 @@ struct fp_table {
 };
 
 /*
- * A slot holds the hash's top 18 bits (tag) over 1 + the index (14 bits): the tag gives
- * the home slot (its low bits) and sorts out nearly all other entries without reading
- * the FIFO, which only a probable match reads.
+ * A slot holds a tag, the second word's top HEALTH_TAG_BITS, over 1 + the index
+ * (IDX_BITS): the tag sorts out nearly all other entries without reading the FIFO, which
+ * only a probable match reads, and a match needs both words. The first word's low bits
+ * give the home slot or bucket (read back from the FIFO when an entry moves or leaves).
  */
-#define IDX_BITS 14
+#define IDX_BITS (32 - HEALTH_TAG_BITS)
 _Static_assert(HEALTH_HISTORY < (1u << IDX_BITS) && HEALTH_ANCHORS < (1u << IDX_BITS),
 	       "1 + an index fits in IDX_BITS");
 _Static_assert(HEALTH_ANCHOR_KEEP == 2, "the first and the last anchor");
 #define IDX_MASK ((1u << IDX_BITS) - 1)
 
-static inline uint32_t tag_of(uint64_t x)
+static inline uint32_t tag_of(uint64_t x2)
 {
-	return (uint32_t)(x >> (64 - (32 - IDX_BITS)));
+	return (uint32_t)(x2 >> (64 - HEALTH_TAG_BITS));
 }
 
-static bool table_has(const struct fp_table *t, uint64_t x)
+static bool table_has(const struct fp_table *t, uint64_t x, uint64_t x2)
 {
-	uint32_t tag = tag_of(x);
+	uint32_t tag = tag_of(x2);
 
-	for (size_t i = tag & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+	for (size_t i = x & t->mask; t->slot[i]; i = (i + 1) & t->mask)
 		if (t->slot[i] >> IDX_BITS == tag && t->fp[(t->slot[i] & IDX_MASK) - 1] == x)
 			return true;
 	return false;
 }
 
-static void table_add(const struct fp_table *t, size_t idx)
+static void table_add(const struct fp_table *t, size_t idx, uint64_t x2)
 {
-	uint32_t tag = tag_of(t->fp[idx]);
-	size_t i = tag & t->mask;
+	size_t i = t->fp[idx] & t->mask;
 
 	while (t->slot[i])
 		i = (i + 1) & t->mask;
-	t->slot[i] = tag << IDX_BITS | (uint32_t)(idx + 1);
+	t->slot[i] = tag_of(x2) << IDX_BITS | (uint32_t)(idx + 1);
 }
 
 /* Remove index idx (present), shifting back the entries after it (Knuth 6.4, algorithm R). */
 static void table_del(const struct fp_table *t, size_t idx)
 {
-	size_t i = tag_of(t->fp[idx]) & t->mask, j;
+	size_t i = t->fp[idx] & t->mask, j;
 
 	while ((t->slot[i] & IDX_MASK) != idx + 1)
 		i = (i + 1) & t->mask;
@@ -302,7 +340,7 @@ static void table_del(const struct fp_table *t, size_t idx)
 			j = (j + 1) & t->mask;
 			if (!t->slot[j])
 				return;
-			home = (t->slot[j] >> IDX_BITS) & t->mask;
+			home = t->fp[(t->slot[j] & IDX_MASK) - 1] & t->mask;
 			/* j's entry may move to i unless its home lies cyclically in (i, j] */
 		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
 		t->slot[i] = t->slot[j];
@@ -312,19 +350,19 @@ static void table_del(const struct fp_table *t, size_t idx)
 
 /*
  * The anchors' table: HEALTH_ABUCKETS buckets of HEALTH_ASLOTS slots (the same tag | index
- * entries), a fingerprint in the bucket its tag names. A lookup reads one bucket and
- * compares its tags at once, no probing, no branch to mispredict but on a probable match.
- * A full bucket drops the new fingerprint (2 a bucket on average: p ~ 1e-3; that anchor is
- * then not remembered).
+ * entries), a fingerprint in the bucket its first word's low bits name. A lookup reads one
+ * bucket and compares its tags at once, no probing, no branch to mispredict but on a
+ * probable match. A full bucket drops the new fingerprint (2 a bucket on average: p ~ 1e-3;
+ * that anchor is then not remembered).
  */
-static inline uint32_t *bucket_of(struct health *h, uint32_t tag)
+static inline uint32_t *bucket_of(struct health *h, uint64_t x)
 {
-	return h->atable[tag & (HEALTH_ABUCKETS - 1)];
+	return h->atable[x & (HEALTH_ABUCKETS - 1)];
 }
 
-static bool anchor_seen(struct health *h, uint64_t x)
+static bool anchor_seen(struct health *h, uint64_t x, uint64_t x2)
 {
-	uint32_t tag = tag_of(x), *b = bucket_of(h, tag);
+	uint32_t tag = tag_of(x2), *b = bucket_of(h, x);
 	unsigned int hit = 0;
 
 #if defined(HEALTH_SSE2) && HEALTH_ASLOTS == 8
@@ -350,20 +388,20 @@ static bool anchor_seen(struct health *h, uint64_t x)
 	return false;
 }
 
-static void anchor_add(struct health *h, size_t idx)
+static void anchor_add(struct health *h, size_t idx, uint64_t x2)
 {
-	uint32_t tag = tag_of(h->afp[idx]), *b = bucket_of(h, tag);
+	uint32_t *b = bucket_of(h, h->afp[idx]);
 
 	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
 		if (!b[k]) {
-			b[k] = tag << IDX_BITS | (uint32_t)(idx + 1);
+			b[k] = tag_of(x2) << IDX_BITS | (uint32_t)(idx + 1);
 			return;
 		}
 }
 
 static void anchor_del(struct health *h, size_t idx)
 {
-	uint32_t *b = bucket_of(h, tag_of(h->afp[idx]));
+	uint32_t *b = bucket_of(h, h->afp[idx]);
 
 	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
 		if ((b[k] & IDX_MASK) == idx + 1)
@@ -373,17 +411,17 @@ static void anchor_del(struct health *h, size_t idx)
 unsigned int health_test_block(struct health *h, const uint8_t *block, size_t len)
 {
 	const struct fp_table blocks = { h->table, HEALTH_TABLE - 1, h->hist };
-	uint64_t where[WHERE_WORDS + 1], fp[HEALTH_ANCHOR_QUERY];
+	uint64_t where[WHERE_WORDS + 1], fp[HEALTH_ANCHOR_QUERY], fp2[HEALTH_ANCHOR_QUERY];
 	size_t n, keep;
-	uint64_t x = block_hash(h->key, block, len, h->anchor, where);
+	uint64_t x2, x = block_hash(h, block, len, h->anchor, where, &x2);
 	unsigned int res = test_90b(block, len);
 
-	n = anchors(h, block, len, where, fp);
+	n = anchors(h, block, len, where, fp, fp2);
 
-	if (table_has(&blocks, x))
+	if (table_has(&blocks, x, x2))
 		return res | HEALTH_REPEATED;
 	for (size_t i = 0; i < n; i++)
-		if (anchor_seen(h, fp[i]))
+		if (anchor_seen(h, fp[i], fp2[i]))
 			return res | HEALTH_REPEATED;
 	if (h->n_hist == HEALTH_HISTORY) {
 		/* the oldest block leaves, with its anchors (the oldest in afp) */
@@ -396,17 +434,19 @@ unsigned int health_test_block(struct health *h, const uint8_t *block, size_t le
 		h->n_hist++;
 	}
 	h->hist[h->next] = x;
-	table_add(&blocks, h->next);
+	table_add(&blocks, h->next, x2);
 	/* the first and the last anchor (health.h); the one if the block has one */
 	keep = n < HEALTH_ANCHOR_KEEP ? n : HEALTH_ANCHOR_KEEP;
-	if (keep == 2)
+	if (keep == 2) {
 		fp[1] = fp[n - 1];
+		fp2[1] = fp2[n - 1];
+	}
 	h->n_anchors[h->next] = (uint8_t)keep;
 	h->next = (h->next + 1) % HEALTH_HISTORY;
 	/* HEALTH_ANCHOR_KEEP per block at most in the history: afp never overflows */
 	for (size_t i = 0; i < keep; i++) {
 		h->afp[h->a_next] = fp[i];
-		anchor_add(h, h->a_next);
+		anchor_add(h, h->a_next, fp2[i]);
 		h->a_next = (h->a_next + 1) % HEALTH_ANCHORS;
 		h->a_count++;
 	}

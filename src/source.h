@@ -68,6 +68,12 @@ struct source_ops {
 	const char *defer_to;
 	bool hwrng_family;		/* reads /dev/hwrng: only one such source may be enabled */
 	bool path_may_appear;		/* init's -ENOENT: not created yet, wait for it */
+	/*
+	 * The CPU's own random instruction (RDSEED, RDRAND, RNDR): random.trust_cpu=off on
+	 * the kernel command line makes its default credit 0 (cpu_trust.h); a configured
+	 * quality still wins.
+	 */
+	bool cpu_rng;
 	unsigned int quality;		/* default credit, bits per 1024 bits */
 	const struct option_spec *options; /* schema of the keys (option.h), NULL for none */
 

@@ -22,15 +22,14 @@
 #define COUNTER_NAME_MAX 32
 
 /*
- * The block history of the health tests (health.h) of every source of one name, shared by
- * the sets a reload makes (an old set's reader may still run beside the new one's) and
- * kept for the life of the process: a replay is caught whichever set reads it.
+ * The block history of the health tests (health.h): one for the daemon, shared by every
+ * source of every set a reload makes (an old set's reader may still run beside the new
+ * one's) and kept for the life of the process: a replay is caught whichever source reads
+ * it, the same bytes are credited once.
  */
 struct source_history {
-	char *name;
 	pthread_mutex_t lock;
-	struct health health;
-	struct source_history *next;
+	struct health *health;
 };
 
 struct source_kv {
@@ -52,6 +51,9 @@ struct source {
 	bool enabled;
 	bool noticed;		   /* source_notice_once() spoke (the thread that opens it) */
 	int conf_quality;	   /* -1 when not configured */
+	/* ops->cpu_rng and random.trust_cpu=off on the kernel command line (cpu_trust.h). */
+	bool cpu_distrusted;
+	char cpu_trust_setting[48]; /* that setting as written */
 	_Atomic int found_quality; /* -1 until the driver sets it (any thread) */
 	/* kernel-hwrng take-over's quality for one backend (source_keep_quality()), under lock. */
 	int kept_quality; /* -1: none */
@@ -74,7 +76,7 @@ struct source {
 
 	/* The reader thread's alone while it runs (source_reader.c). */
 	struct fips_ctx fips;
-	struct source_history *history; /* shared by name: survives re-opens and reloads */
+	struct source_history *history; /* the daemon's: survives re-opens and reloads */
 	struct source_fail_window window;
 	uint64_t backoff_ns;
 	uint64_t blocks_since_open;
@@ -82,6 +84,7 @@ struct source {
 	size_t ahead;		/* bytes read into the free slots from the head on */
 	uint64_t ahead_time_ns; /* when the last of them were read */
 	unsigned int ahead_quality; /* the lowest quality of the reads of them (UINT_MAX: none) */
+	size_t read_max;	/* this read's limit: one block after an open, doubling */
 	char read_why[128];	/* source_read_why(): why the driver's read failed */
 
 	/*

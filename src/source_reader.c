@@ -338,6 +338,15 @@ ssize_t source_read_once(struct source *src, void *buf, size_t n)
 	return r < 0 ? r : (ssize_t)n;
 }
 
+/* The byte a block is made of when all its bytes are one, else -1. */
+static int constant_block(const uint8_t *p, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (p[i] != p[0])
+			return -1;
+	return n ? p[0] : -1;
+}
+
 /*
  * Complete the block in the head slot (ring_write_slot()'s), reading straight into the
  * ring. A driver with readv reads on into the free slots after it, up to
@@ -350,14 +359,20 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 	while (src->ahead < FIPS_BLOCK_BYTES) {
 		struct iovec iov[SOURCE_READ_AHEAD / FIPS_BLOCK_BYTES + 1];
 		size_t off = src->ahead, room = 0;
+		size_t max = MAX(src->read_max, FIPS_BLOCK_BYTES);
 		int cnt = 0;
 		struct block *b;
 		ssize_t r;
 
-		while (cnt < (int)ARRAY_SIZE(iov) && room < SOURCE_READ_AHEAD &&
+		/*
+		 * A source that computes its data (RDRAND) fills the whole readv before it
+		 * returns: the first block of a stream must not wait for 256 KiB. So the
+		 * limit starts at one block and doubles with each read.
+		 */
+		while (cnt < (int)ARRAY_SIZE(iov) && room < max &&
 		       (b = ring_write_ahead(&src->ring, (size_t)cnt))) {
 			iov[cnt].iov_base = b->data + off;
-			iov[cnt].iov_len = MIN(sizeof(b->data) - off, SOURCE_READ_AHEAD - room);
+			iov[cnt].iov_len = MIN(sizeof(b->data) - off, max - room);
 			room += iov[cnt++].iov_len;
 			off = 0;
 			if (!src->ops->readv)
@@ -369,6 +384,7 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 		src->ahead += (size_t)r;
 		/* The quality of what this read returned (an hwrng: of its backend, now). */
 		src->ahead_quality = MIN(src->ahead_quality, source_quality(src));
+		src->read_max = MIN(2 * max, (size_t)SOURCE_READ_AHEAD);
 	}
 	*time_ns = src->ahead_time_ns;
 	return 0;
@@ -510,12 +526,14 @@ static int read_blocks(struct source *src, char *why, size_t len)
 	}
 	fips_init(&src->fips, seed);
 	wipe(seed, sizeof(seed));
+	src->read_max = FIPS_BLOCK_BYTES;
 	source_fail_window_reset(&src->window);
 	src->blocks_since_open = 0;
 
 	for (;;) {
 		struct block *b = wait_slot(src);
 		unsigned int res, health;
+		int constant;
 		bool trip;
 
 		if (!b)
@@ -530,7 +548,7 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		 */
 		if (src->history) {
 			pthread_mutex_lock(&src->history->lock);
-			health = health_test_block(&src->history->health, b->data,
+			health = health_test_block(src->history->health, b->data,
 						   sizeof(b->data));
 			pthread_mutex_unlock(&src->history->lock);
 		} else {
@@ -539,11 +557,13 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		res = health ? 1 : fips_test_block(&src->fips, b->data);
 		trip = source_fail_window_add(&src->window, res != 0);
 
+		/* Stuck data repeats too: what it is matters more than that it was seen. */
+		constant = (health & HEALTH_RCT) ? constant_block(b->data, sizeof(b->data)) : -1;
 		pthread_mutex_lock(&src->lock);
-		if (health & HEALTH_REPEATED)
-			src->st.blocks_replayed++;
-		else if (health)
+		if (health & (HEALTH_RCT | HEALTH_APT))
 			src->st.health_failures++;
+		else if (health & HEALTH_REPEATED)
+			src->st.blocks_replayed++;
 		else
 			src->st.blocks_tested++;
 		if (res == 0) {
@@ -566,7 +586,12 @@ static int read_blocks(struct source *src, char *why, size_t len)
 			wipe(b, sizeof(*b));
 			head_done(src, false);
 		}
-		if (trip && (health & HEALTH_REPEATED)) {
+		if (trip && constant >= 0) {
+			snprintf(why, len, "constant output: every byte of a block is 0x%02x",
+				 (unsigned int)constant);
+			return -EBADMSG;
+		}
+		if (trip && health == HEALTH_REPEATED) {
 			snprintf(why, len, "replayed data: block seen before");
 			return -EBADMSG;
 		}
@@ -598,35 +623,39 @@ read_error:
 	return r;
 }
 
-static pthread_mutex_t histories_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct source_history *histories;
+/*
+ * The daemon's one history (health.h): every source's blocks are checked against every
+ * source's, so that the same bytes through two sources (a file and a copy of it) are
+ * credited once. Made at the first block of any source, kept for the life of the process
+ * (4.1 MiB whatever the sources and reloads).
+ */
+static pthread_mutex_t history_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct source_history *history;
 
-/* The history of the sources named name (made empty the first time), NULL: ENOMEM. */
-static struct source_history *history_for(const char *name)
+/* The daemon's history (made empty the first time), NULL: ENOMEM. */
+static struct source_history *history_get(void)
 {
-	static uint64_t key[2];
+	uint64_t key[2];
 	struct source_history *h;
 
-	pthread_mutex_lock(&histories_lock);
-	if (!histories &&
-	    getrandom(key, sizeof(key), GRND_NONBLOCK) != (ssize_t)sizeof(key))
-		key[0] = now_ns(); /* unkeyed, still fine for data nobody crafted */
-	for (h = histories; h; h = h->next)
-		if (strcmp(h->name, name) == 0)
-			goto out;
-	h = calloc(1, sizeof(*h));
-	if (h && !(h->name = strdup(name))) {
-		free(h);
-		h = NULL;
+	pthread_mutex_lock(&history_lock);
+	if (!history) {
+		if (getrandom(key, sizeof(key), GRND_NONBLOCK) != (ssize_t)sizeof(key)) {
+			key[0] = now_ns(); /* unkeyed, still fine for data nobody crafted */
+			key[1] = 0;
+		}
+		h = calloc(1, sizeof(*h));
+		if (h && !(h->health = health_new(key))) {
+			free(h);
+			h = NULL;
+		}
+		if (h)
+			pthread_mutex_init(&h->lock, NULL);
+		wipe(key, sizeof(key));
+		history = h;
 	}
-	if (h) {
-		pthread_mutex_init(&h->lock, NULL);
-		health_init(&h->health, key);
-		h->next = histories;
-		histories = h;
-	}
-out:
-	pthread_mutex_unlock(&histories_lock);
+	h = history;
+	pthread_mutex_unlock(&history_lock);
 	return h;
 }
 
@@ -657,7 +686,7 @@ static void reader_loop(struct source *src)
 			 */
 			if (!history_tried) {
 				history_tried = true;
-				src->history = history_for(src->name);
+				src->history = history_get();
 				if (!src->history)
 					log_full(LOG_WARNING, src->name, "no-history", NULL,
 						 "out of memory: no repeated-block check, FIPS "

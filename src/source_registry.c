@@ -174,7 +174,8 @@ int source_print_options(const char *name, FILE *f)
 		return -ENOENT;
 	fprintf(f, "%s%s: %s\n", ops->name, ops->instances ? ":NAME" : "",
 		ops->help ? ops->help : "");
-	fprintf(f, "  default quality %u/1024%s%s%s%s%s\n", ops->quality,
+	fprintf(f, "  default quality %u/1024%s%s%s%s%s%s\n", ops->quality,
+		ops->cpu_rng ? " (0 with random.trust_cpu=off on the kernel command line)" : "",
 		ops->default_on ? ", on by default where available" : "",
 		ops->default_on && ops->defer_to ? " and " : "",
 		ops->default_on && ops->defer_to ? ops->defer_to : "",

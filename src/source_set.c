@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cpu_trust.h"
 #include "log.h"
 #include "source_internal.h"
 #include "util.h"
@@ -67,6 +68,14 @@ struct source *source_new(const struct source_ops *ops, const char *name,
 	src->name = strdup(name);
 	if (!src->name)
 		goto fail;
+	if (ops->cpu_rng) {
+		struct cpu_trust t;
+
+		/* An unreadable command line counts as none: the kernel's default, trust. */
+		cpu_trust_get(&t);
+		src->cpu_distrusted = t.distrusted;
+		snprintf(src->cpu_trust_setting, sizeof(src->cpu_trust_setting), "%s", t.setting);
+	}
 	if (s && s->n_kv) {
 		src->kv = calloc(s->n_kv, sizeof(*src->kv));
 		if (!src->kv)
@@ -306,7 +315,7 @@ static int probe_one(struct source *src, char *why, size_t len)
 static void list_one(struct source *src, bool enabled, FILE *f, int *count)
 {
 	const char *defer;
-	char why[160];
+	char why[160], trust[128] = "";
 	int r = probe_one(src, why, sizeof(why));
 
 	if (r < 0) {
@@ -316,9 +325,14 @@ static void list_one(struct source *src, bool enabled, FILE *f, int *count)
 	}
 	/* A default-on source left off by defer_to says so ("off by default where ..."). */
 	defer = !enabled && !src->configured && src->ops->default_on ? src->ops->defer_to : NULL;
-	fprintf(f, "%s: available, %s (%s%s%s%s%squality %u)\n", src->name,
+	if (src->cpu_distrusted)
+		snprintf(trust, sizeof(trust), "%s on the kernel command line: %s, ",
+			 src->cpu_trust_setting,
+			 src->conf_quality >= 0 ? "configured quality wins"
+						: "mixed in, not credited");
+	fprintf(f, "%s: available, %s (%s%s%s%s%s%squality %u)\n", src->name,
 		enabled ? "enabled" : "disabled", defer ? "off by default where " : "",
-		defer ? defer : "", defer ? " is available, " : "", why, why[0] ? ", " : "",
+		defer ? defer : "", defer ? " is available, " : "", why, why[0] ? ", " : "", trust,
 		source_quality(src));
 	if (enabled)
 		(*count)++;
@@ -432,6 +446,16 @@ int source_set_init(struct source_set *set)
 				 src->name, "source-absent", NULL, "not available: %s", why);
 			continue;
 		}
+		if (src->cpu_distrusted && src->conf_quality < 0)
+			log_full(LOG_NOTICE, src->name, "cpu-distrusted", NULL,
+				 "%s on the kernel command line: mixed in, credited 0 "
+				 "(quality = N in [source %s] overrides)",
+				 src->cpu_trust_setting, src->name);
+		else if (src->cpu_distrusted)
+			log_full(LOG_NOTICE, src->name, "cpu-distrusted", NULL,
+				 "%s on the kernel command line, but quality = %d is configured: "
+				 "credited at that",
+				 src->cpu_trust_setting, src->conf_quality);
 		pthread_mutex_lock(&src->lock);
 		src->st.state = SOURCE_STARTING;
 		src->st.state_since = realtime_ns();
@@ -678,6 +702,8 @@ unsigned int source_quality(const struct source *src)
 
 	if (src->conf_quality >= 0)
 		return (unsigned int)src->conf_quality;
+	if (src->cpu_distrusted)
+		return 0;
 	if (found >= 0)
 		return (unsigned int)found;
 	return src->ops->quality;

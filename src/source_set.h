@@ -52,7 +52,7 @@ void source_fail_window_reset(struct source_fail_window *w);
 /* Blocks a source's ring holds by default (see source_set_ring_blocks()). */
 #define SOURCE_RING_BLOCKS 4
 /* Largest single readv of a reader thread, straight into the ring's free slots. */
-#define SOURCE_READ_AHEAD (32 * 1024)
+#define SOURCE_READ_AHEAD (256 * 1024)
 
 /* ---- Runtime (main thread) ---- */
 
@@ -196,9 +196,10 @@ bool source_set_retire(struct source_set *set, uint64_t limit_ns);
 bool source_set_reap(struct source_set *set);
 
 /*
- * Credit quality in bits per 1024 bits: configured, else found (for an hwrng source: the
- * quality of the backend its last read came from, the take-over's kept one included), else
- * the driver's. Each block is stamped with it when it is read, and credited at that.
+ * Credit quality in bits per 1024 bits: configured, else 0 for a CPU source the kernel
+ * command line distrusts (cpu_trust.h), else found (for an hwrng source: the quality of the
+ * backend its last read came from, the take-over's kept one included), else the driver's.
+ * Each block is stamped with it when it is read, and credited at that.
  */
 unsigned int source_quality(const struct source *src);
 /*

@@ -87,6 +87,46 @@ static void test_repeated(void **state)
 }
 
 /*
+ * Issue 24 item 2: the history's reach is HEALTH_HISTORY blocks of every source (65,536:
+ * hours of a looped recording at hwrng rates), not 1024: a block comes back 5000 blocks
+ * later, and a copy of it shifted by 100 bytes, and both are caught.
+ */
+static void test_reach(void **state)
+{
+	static struct health h;
+	uint8_t a[BLOCK], b[BLOCK], r[BLOCK];
+	uint64_t seed = 24;
+
+	assert_true(HEALTH_HISTORY >= 65536);
+	health_init(&h, key);
+	fill(a, BLOCK, &seed);
+	a[50] = h.anchor;
+	assert_int_equal(health_test_block(&h, a, BLOCK), 0);
+	for (int i = 0; i < 5000; i++) {
+		fill(b, BLOCK, &seed);
+		assert_int_equal(health_test_block(&h, b, BLOCK), 0);
+	}
+	assert_int_equal(health_test_block(&h, a, BLOCK), HEALTH_REPEATED);
+	memcpy(r, a + 100, BLOCK - 100);
+	fill(r + BLOCK - 100, 100, &seed);
+	assert_int_equal(health_test_block(&h, r, BLOCK), HEALTH_REPEATED);
+}
+
+/* A heap history (the daemon's) behaves as a static one. */
+static void test_new(void **state)
+{
+	struct health *h = health_new(key);
+	uint8_t a[BLOCK];
+	uint64_t seed = 5;
+
+	assert_non_null(h);
+	fill(a, BLOCK, &seed);
+	assert_int_equal(health_test_block(h, a, BLOCK), 0);
+	assert_int_equal(health_test_block(h, a, BLOCK), HEALTH_REPEATED);
+	free(h);
+}
+
+/*
  * A stream read again from another offset: each block the tail of one history block and
  * the head of the next. And one block repeated with a period other than its size.
  */
@@ -234,6 +274,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_repeated),
 		cmocka_unit_test(test_shifted),
+		cmocka_unit_test(test_reach),
+		cmocka_unit_test(test_new),
 		cmocka_unit_test(test_weak_key),
 		cmocka_unit_test(test_rct),
 		cmocka_unit_test(test_apt),

@@ -67,6 +67,7 @@ const struct source_ops source_rdrand = {
 	.name = "rdrand",
 	.help = "x86 RDRAND instruction (the CPU's DRBG; off where RDSEED is usable)",
 	.default_on = true,
+	.cpu_rng = true,
 	.defer_to = "rdseed",
 	.quality = 2,
 	.probe = rdrand_probe,

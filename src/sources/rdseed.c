@@ -66,6 +66,7 @@ const struct source_ops source_rdseed = {
 	.name = "rdseed",
 	.help = "x86 RDSEED instruction (the CPU's entropy source)",
 	.default_on = true,
+	.cpu_rng = true,
 	.quality = 512,
 	.probe = rdseed_probe,
 	.init = rdseed_init,
