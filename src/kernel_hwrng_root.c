@@ -368,7 +368,7 @@ static bool state_load(int run_fd, bool have_record, struct kernel_hwrng_state *
 {
 	const char *dir = kernel_hwrng_runtime_dir();
 	char why[256];
-	struct stat sb, db;
+	struct stat sb;
 	int r;
 
 	memset(st, 0, sizeof(*st));
@@ -378,21 +378,22 @@ static bool state_load(int run_fd, bool have_record, struct kernel_hwrng_state *
 	if (r == -ENOENT)
 		return false;
 	if (r < 0) {
-		log_warning(WHO ": %s/%s refused: %s; restoring from root's own record",
-			    dir, KERNEL_HWRNG_STATE_NAME,
-			    r == -EBADMSG ? why : kernel_hwrng_read_error(r));
+		log_warning(WHO ": %s/%s refused: %s; %s", dir, KERNEL_HWRNG_STATE_NAME,
+			    r == -EBADMSG ? why : kernel_hwrng_read_error(r),
+			    have_record ? "restoring from root's own record"
+					: "no record of --grant-kernel-hwrng either: nothing put back");
 		memset(st, 0, sizeof(*st));
 		return true;
 	}
 	/*
 	 * Without root's record there is nothing to cap a quality by: trust only a file that
-	 * only root could have written (a daemon running as root, no grant).
+	 * root wrote (a daemon that took over while it was root: an init script's -D, or no
+	 * drop). User rngd can rename such a file but not make one, nor change its text; a
+	 * hard link to another of root's files would have a second link.
 	 */
-	if (!have_record &&
-	    (sb.st_uid != 0 || sb.st_nlink != 1 || (sb.st_mode & 022) || fstat(run_fd, &db) < 0 ||
-	     db.st_uid != 0 || (db.st_mode & 022))) {
-		log_warning(WHO ": %s/%s refused: written by uid %u in a directory root does "
-			    "not own, and no record of --grant-kernel-hwrng in %s to check it by",
+	if (!have_record && (sb.st_uid != 0 || sb.st_nlink != 1 || (sb.st_mode & 022))) {
+		log_warning(WHO ": %s/%s refused: written by uid %u (or linked from elsewhere), "
+			    "and no record of --grant-kernel-hwrng in %s to check it by",
 			    dir, KERNEL_HWRNG_STATE_NAME, (unsigned int)sb.st_uid,
 			    kernel_hwrng_root_dir());
 		memset(st, 0, sizeof(*st));
@@ -502,8 +503,8 @@ int kernel_hwrng_root_restore(void)
 		log_notice(WHO ": owner and mode of rng_quality put back (%u:%u, %o)",
 			   (unsigned int)rec.uid, (unsigned int)rec.gid, (unsigned int)rec.mode);
 	if (root_fd >= 0) {
-		if (ret == 0)
-			(void)unlinkat(root_fd, KERNEL_HWRNG_ROOT_RECORD, 0);
+		if (ret == 0 && unlinkat(root_fd, KERNEL_HWRNG_ROOT_RECORD, 0) == 0)
+			(void)rmdir(kernel_hwrng_root_dir()); /* empty now; a symlink is not removed */
 		close(root_fd);
 	}
 	return ret < 0 ? ret : refused ? -EBADMSG : 0;

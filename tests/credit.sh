@@ -150,7 +150,41 @@ test_char_device_quality() {
 	fi
 }
 
+# Issue 24 item 4: a regular file replaced before each of 20 reloads (a new inode at the
+# same path; the source renamed, so that the set is rebuilt) leaves no fd on the deleted
+# ones (before: one each, with their disk space).
+test_replaced_file_fds() {
+	local conf=$T/rf.conf i del n
+	mkfifo "$T/rf.fifo" # no writer: keeps the daemon up once the files are read
+	printf '[rngd]\nstatus-file =\n[source file:w]\npath = %s\n[source file:r]\npath = %s\n' \
+		"$T/rf.fifo" "$T/rf.bin" >"$conf"
+	head -c 7504 /dev/urandom >"$T/rf.bin"
+	start_logged "$T/rf.log" 10 "file:r: end of file" "replaced files" -f -t "${NOSRC[@]}" \
+		-c "$conf" || return
+	for i in $(seq 1 20); do
+		head -c 7504 /dev/urandom >"$T/rf.new" && mv -f "$T/rf.new" "$T/rf.bin"
+		printf '[rngd]\nstatus-file =\n[source file:w]\npath = %s\n[source file:r%s]\npath = %s\n' \
+			"$T/rf.fifo" "$i" "$T/rf.bin" >"$conf"
+		kill -HUP "$pid"
+		reloaded() { [ "$(grep -c "configuration reloaded" "$T/rf.log")" -ge "$1" ]; }
+		wait_until 10 reloaded "$i" || break
+	done
+	wait_until 10 reloaded 20
+	n=$(grep -c "configuration reloaded" "$T/rf.log")
+	del=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -lname '*(deleted)' 2>/dev/null | wc -l)
+	kill -TERM "$pid"
+	wait "$pid"
+	if [ "$n" -lt 20 ]; then
+		fail "replaced files: $n of 20 reloads done: $(tail -3 "$T/rf.log")"
+	elif [ "$del" -gt 0 ]; then
+		fail "replaced files: $del fds held on deleted files after 20 reloads"
+	else
+		ok "a regular file replaced before each of 20 reloads: no fd held on the deleted ones"
+	fi
+}
+
 test_copy_output
+test_replaced_file_fds
 test_copy_kernel
 test_replay_far_apart
 test_char_device_quality

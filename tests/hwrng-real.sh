@@ -45,7 +45,7 @@ echo "hwrng-real: driver: ENODEV while the backend is none, works again after"
 # logs that once, and recovers by itself (within a second) when the backend is back.
 rngd=${top_builddir:-.}/rngd
 log=$(mktemp /tmp/rngd-hwrng-real.XXXXXX)
-"$rngd" -f -t -x via -x rdseed -x rdrand 2>"$log" &
+"$rngd" -f -t -x via -x rdseed -x rdrand -x rndr 2>"$log" &
 pid=$!
 trap 'rc=$?; kill -TERM $pid 2>/dev/null; wait $pid 2>/dev/null; restore; rm -f "$log"; exit $rc' EXIT
 wait_for() { # pattern, seconds

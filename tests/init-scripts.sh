@@ -100,7 +100,7 @@ sysv_case() {
 	"$script" restart >/dev/null 2>&1 || { fail "sysv $v: restart failed"; return; }
 	pid2=$(cat "$d/rngd.pid" 2>/dev/null)
 	[ -n "$pid2" ] && pids+=("$pid2")
-	if [ -z "$pid2" ] || [ "$pid2" = "$pid" ] || ! gone "$pid"; then
+	if [ -z "$pid2" ] || [ "$pid2" = "$pid" ] || ! wait_until 10 gone "$pid"; then
 		fail "sysv $v: restart: old $pid, new ${pid2:-none}"
 		return
 	fi

@@ -53,7 +53,7 @@ wait_until() {
 }
 # The default-on CPU sources, and no default sources at all, so that only what a test names
 # runs.
-NOCPU=(-x via -x rdseed -x rdrand)
+NOCPU=(-x via -x rdseed -x rdrand -x rndr)
 NOSRC=(-x hwrng "${NOCPU[@]}")
 # Start rngd in the background with the arguments after the first four, its stderr in log
 # $1, and wait up to $2 seconds for a line matching $3; sets pid (stopped on exit). When no

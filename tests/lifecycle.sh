@@ -100,8 +100,9 @@ test_reload_200() {
 		fail "200 reloads: fds $fd0 -> $fd1, threads $th0 -> $th1"
 	elif ! asan_build && [ $((rss1 - rss0)) -ge 1024 ]; then
 		fail "200 reloads: RSS grew by $((rss1 - rss0)) kB ($rss0 -> $rss1)"
-	elif awk -v m="$max" 'BEGIN {exit !(m >= 100)}'; then
-		fail "200 reloads: the slowest took $max ms (limit 100)"
+	elif awk -v m="$max" 'BEGIN {exit !(m >= 1000)}'; then
+		# A bound that catches a stall, not a slow machine (the figure is reported).
+		fail "200 reloads: the slowest took $max ms (limit 1000)"
 	elif ! kill -0 "$pid" 2>/dev/null; then
 		fail "200 reloads: rngd exited"
 	else

@@ -220,6 +220,17 @@ restore norecord
 	ok "no grant record: a state file of user nobody is refused ($ms ms)" ||
 	fail "no record: exit $rc, rng_quality $(quality): $(cat "$T/norecord.err")"
 
+# ... but one root wrote (a daemon that took over before its -D drop, as under an init
+# script) is, in the directory user nobody owns.
+fake_sysfs 0
+fresh_run
+rm -rf "$rootdir"
+printf 'backend=virtio_rng.0\nquality=1000\n' >"$run/kernel-hwrng.state"
+restore rootwrote
+[ "$rc" = 0 ] && [ "$(quality)" = 1000 ] &&
+	ok "no grant record: a state file root wrote is used (rng_quality 1000)" ||
+	fail "root's state file: exit $rc, rng_quality $(quality): $(cat "$T/rootwrote.err")"
+
 # ---- symlinks inside the (fake) sysfs directory: O_NOFOLLOW ----
 fake_sysfs 1000
 fresh_run

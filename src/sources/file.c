@@ -8,11 +8,14 @@
  * framework marks the source failed with "end of file").
  *
  * Each byte once: a regular file is read once, front to back. How far it has been read is
- * kept per file (device and inode) for the life of the process, not per open, so that a
- * re-open after a back-off, a reload, or two sources naming the same file go on where the
- * last read stopped; each read claims its range of the file under a lock (pread at the
- * shared offset), so that an old set still reading during a reload cannot overlap a new
- * one.
+ * kept per file (device and inode) while the file exists, not per open, so that a re-open
+ * after a back-off, a reload, or two sources naming the same file go on where the last
+ * read stopped; each read claims its range of the file under a lock (pread at the shared
+ * offset), so that an old set still reading during a reload cannot overlap a new one.
+ * A file that was deleted (replaced by a new file at its path: a new inode) can never be
+ * opened again: once no source has it open, its entry and the fd that pinned it go, at the
+ * next open or close of a file source (a reload closes the old set's), so that neither
+ * the fd nor the file's disk space is held (issue 24: 300 reloads held 300).
  *
  * A FIFO without a writer reads as end of file at once; that is "no data now" (read
  * returns 0): the framework waits 10 ms doubling to 1 s and reads again, so a writer may
@@ -35,15 +38,17 @@
 #include "util.h"
 
 /*
- * How far a regular file has been read, per file; entries live as long as the process.
- * Each holds the file open (pin), so that its inode number cannot be given to a new file
- * while the entry exists: a new file at the same path is a new entry, read from its start.
+ * How far a regular file has been read, per file. Each entry holds the file open (pin), so
+ * that its inode number cannot be given to a new file while the entry exists: a new file
+ * at the same path is a new entry, read from its start. An entry lives while the file has a
+ * name (st_nlink > 0) or a source has it open (refs): see prune().
  */
 struct file_pos {
 	dev_t dev;
 	ino_t ino;
 	off_t off;
 	int pin;
+	unsigned int refs; /* sources that have it open (file_priv.pos) */
 	struct file_pos *next;
 };
 
@@ -56,12 +61,36 @@ struct file_priv {
 	struct file_pos *pos; /* regular files */
 };
 
-/* The position of fd's file, st (created at 0), or NULL when out of memory or fds. */
+/*
+ * Drop the entries of deleted files that no source has open (under pos_lock): nobody can
+ * open them again, and their pin holds an fd and the file's blocks.
+ */
+static void prune(void)
+{
+	for (struct file_pos **pp = &positions; *pp;) {
+		struct file_pos *p = *pp;
+		struct stat st;
+
+		if (p->refs == 0 && fstat(p->pin, &st) == 0 && st.st_nlink == 0) {
+			*pp = p->next;
+			close(p->pin);
+			free(p);
+		} else {
+			pp = &p->next;
+		}
+	}
+}
+
+/*
+ * The position of fd's file, st (created at 0), with a reference taken, or NULL when out
+ * of memory or fds.
+ */
 static struct file_pos *file_pos_get(int fd, const struct stat *st)
 {
 	struct file_pos *p;
 
 	pthread_mutex_lock(&pos_lock);
+	prune();
 	for (p = positions; p; p = p->next)
 		if (p->dev == st->st_dev && p->ino == st->st_ino)
 			goto out;
@@ -79,8 +108,19 @@ static struct file_pos *file_pos_get(int fd, const struct stat *st)
 		positions = p;
 	}
 out:
+	if (p)
+		p->refs++;
 	pthread_mutex_unlock(&pos_lock);
 	return p;
+}
+
+/* A source closes its file: the reference goes, and the entries of deleted files. */
+static void file_pos_put(struct file_pos *p)
+{
+	pthread_mutex_lock(&pos_lock);
+	p->refs--;
+	prune();
+	pthread_mutex_unlock(&pos_lock);
 }
 
 static int file_check(struct source *src, char *why, size_t len)
@@ -224,6 +264,8 @@ static void file_fini(struct source *src)
 		return;
 	if (p->fd >= 0)
 		close(p->fd);
+	if (p->pos)
+		file_pos_put(p->pos);
 	free(p);
 	source_set_priv(src, NULL);
 }

@@ -10,10 +10,10 @@
 #include "util.h"
 
 extern const struct source_ops source_hwrng, source_virtio, source_caam, source_via, source_file;
-extern const struct source_ops source_rdseed, source_rdrand;
+extern const struct source_ops source_rdseed, source_rdrand, source_rndr;
 
 const struct source_ops *const source_drivers[] = {
 	&source_hwrng, &source_virtio, &source_caam, &source_via,
-	&source_rdseed, &source_rdrand, &source_file,
+	&source_rdseed, &source_rdrand, &source_rndr, &source_file,
 };
 const size_t source_n_drivers = ARRAY_SIZE(source_drivers);

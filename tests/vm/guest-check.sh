@@ -188,7 +188,7 @@ nodevice_checks() {
 	# No source at all (hwrng and the CPU's RDSEED/RDRAND left out; no VIA CPU): exit 66,
 	# inactive, not failed.
 	mkdir -p /run/systemd/system/rngd.service.d
-	printf '[Service]\nExecStart=\nExecStart=%s -f -x hwrng -x rdseed -x rdrand\n' \
+	printf '[Service]\nExecStart=\nExecStart=%s -f -x hwrng -x rdseed -x rdrand -x rndr\n' \
 		"$(command -v rngd)" \
 		>/run/systemd/system/rngd.service.d/vmtest.conf
 	systemctl daemon-reload
