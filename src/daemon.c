@@ -30,6 +30,11 @@
 #define KERNEL_HWRNG_LATE_NS (5 * NSEC_PER_SEC)
 /* Longest wait after failed feeds (1 s doubling up to this). */
 #define FEED_RETRY_MAX_NS (64 * NSEC_PER_SEC)
+/*
+ * --dump is a one-shot tool: its output's back-off stops at 8 s, and a write that fails
+ * then too ends it (exit 1, as -o's untransferred data): 1 + 2 + 4 + 8 = 15 s of retries.
+ */
+#define DUMP_RETRY_MAX_NS (8 * NSEC_PER_SEC)
 
 /*
  * Signals whose default action ends the process, other than the synchronous faults (the
@@ -502,6 +507,13 @@ static int feed_cycle(struct daemon *d)
 		if (fed == -EPERM) {
 			log_error("the kernel refused RNDADDENTROPY: no CAP_SYS_ADMIN");
 			return -EPERM;
+		}
+		if (fed < 0 && d->mode == DAEMON_DUMP && d->retry_ns >= DUMP_RETRY_MAX_NS) {
+			log_error("--dump: cannot write the output: %s; giving up after %llu s of "
+				  "retries",
+				  strerror((int)-fed),
+				  (unsigned long long)(2 * DUMP_RETRY_MAX_NS / NSEC_PER_SEC - 1));
+			return -EIO;
 		}
 		if (fed < 0) {
 			/* 1 s, doubling, at most FEED_RETRY_MAX_NS: never a storm of retries. */
