@@ -24,10 +24,11 @@ static const struct compat_source sources[COMPAT_N_SOURCES] = {
 	  { "darn" },
 	  "this build has no darn source; on POWER9 and later the kernel seeds itself from "
 	  "DARN already" },
+	/* The rndr source is in every build's table; off arm64 it says it is not compiled in. */
 	{ "rndr",
 	  { "rndr" },
-	  "the rndr source is in arm64 builds only; where the CPU has RNDR the kernel seeds "
-	  "itself from it already" },
+	  "this build has no rndr source; where the CPU has RNDR the kernel seeds itself from "
+	  "it already" },
 	{ "nist",
 	  { NULL },
 	  "the NIST beacon publishes its values to everyone: they are not secret, so not "

@@ -277,22 +277,28 @@ static inline AVX2_FN __m256i avx2_popcount_bytes(__m256i v, __m256i table, __m2
 }
 
 /* Pass 2 over the words of pad (zero word, block, zero words): runs. Returns word 311. */
-static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
+/*
+ * The runs chains of one kind over the words of pad (zero word, block, zero words): ones
+ * (zeros false) or zeros. One kind at a time keeps the 6 byte counters in registers.
+ */
+static inline __attribute__((always_inline)) AVX2_FN void avx2_chain(const uint8_t *pad,
+								     bool zeros, uint64_t ge[6])
 {
 	const __m256i low4 = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
 	const __m256i table = bcast16(popcount_table), bswap = bcast16(bswap_table);
-	__m256i first = _mm256_setr_epi64x(INT64_MIN, 0, 0, 0);
-	uint64_t cge[6] = { 0 }, dge[6] = { 0 }, x311;
+	const __m256i flip = zeros ? _mm256_set1_epi8(-1) : zero;
+	/* Before the block: no run of either kind continues into it. */
+	__m256i first = _mm256_setr_epi64x(zeros ? INT64_MIN : 0, 0, 0, 0);
 	const size_t steps = FULL_WORDS / 4; /* 78 */
 
 	/* A byte counts at most 8 a step: 31 steps fit. */
 	for (size_t s0 = 0; s0 < steps; s0 += 31) {
-		__m256i cacc[6], dacc[6];
+		__m256i acc[6];
 		size_t end = MIN(s0 + 31, steps);
 
 #pragma GCC unroll 6
 		for (unsigned int k = 0; k < 6; k++)
-			cacc[k] = dacc[k] = zero;
+			acc[k] = zero;
 		for (size_t s = s0; s < end; s++) {
 			const uint8_t *q = pad + 32 * s;
 			__m256i xp = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)q), bswap);
@@ -300,22 +306,25 @@ static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
 							bswap);
 			__m256i xn = _mm256_shuffle_epi8(
 				_mm256_loadu_si256((const __m256i *)(q + 16)), bswap);
-			__m256i behind = _mm256_or_si256(_mm256_srli_epi64(x, 1),
-							 _mm256_slli_epi64(xp, 63));
-			/* c: a run of ones starts; d: a run of zeros starts. */
-			__m256i cv = _mm256_andnot_si256(behind, x);
-			__m256i dv = _mm256_andnot_si256(x, _mm256_or_si256(behind, first));
+			__m256i behind, cv;
 
+			/* The zeros' chain is the ones' chain of the complement. */
+			xp = _mm256_xor_si256(xp, flip);
+			x = _mm256_xor_si256(x, flip);
+			xn = _mm256_xor_si256(xn, flip);
+			behind = _mm256_or_si256(_mm256_srli_epi64(x, 1), _mm256_slli_epi64(xp, 63));
+			/* The bit before the block is no zero (the complemented pad says it is). */
+			behind = _mm256_andnot_si256(first, behind);
 			first = zero;
-			cacc[0] = _mm256_add_epi8(cacc[0], avx2_popcount_bytes(cv, table, low4));
-#define AVX2_STEP(k)                                                                      \
-	do {                                                                              \
-		__m256i a = _mm256_or_si256(_mm256_slli_epi64(x, k),                      \
-					    _mm256_srli_epi64(xn, 64 - (k)));             \
-		cv = _mm256_and_si256(cv, a);                                             \
-		dv = _mm256_andnot_si256(a, dv);                                          \
-		cacc[k] = _mm256_add_epi8(cacc[k], avx2_popcount_bytes(cv, table, low4)); \
-		dacc[k] = _mm256_add_epi8(dacc[k], avx2_popcount_bytes(dv, table, low4)); \
+			/* A run starts where its bit is set and the one before it is not. */
+			cv = _mm256_andnot_si256(behind, x);
+			if (!zeros)
+				acc[0] = _mm256_add_epi8(acc[0], avx2_popcount_bytes(cv, table, low4));
+#define AVX2_STEP(k)                                                                    \
+	do {                                                                            \
+		cv = _mm256_and_si256(cv, _mm256_or_si256(_mm256_slli_epi64(x, k),      \
+							  _mm256_srli_epi64(xn, 64 - (k)))); \
+		acc[k] = _mm256_add_epi8(acc[k], avx2_popcount_bytes(cv, table, low4)); \
 	} while (0)
 			AVX2_STEP(1);
 			AVX2_STEP(2);
@@ -325,15 +334,18 @@ static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
 #undef AVX2_STEP
 		}
 #pragma GCC unroll 6
-		for (unsigned int k = 0; k < 6; k++) {
-			cge[k] += hsum256(_mm256_sad_epu8(cacc[k], zero));
-			dge[k] += hsum256(_mm256_sad_epu8(dacc[k], zero));
-		}
+		for (unsigned int k = 0; k < 6; k++)
+			ge[k] += hsum256(_mm256_sad_epu8(acc[k], zero));
 	}
-	for (unsigned int k = 0; k < 6; k++) {
-		c->ones_ge[k] += cge[k];
-		c->zeros_ge[k] += dge[k];
-	}
+}
+
+/* Pass 2: runs of ones and of zeros. Returns word 311. */
+static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
+{
+	uint64_t x311;
+
+	avx2_chain(pad, false, c->ones_ge);
+	avx2_chain(pad, true, c->zeros_ge);
 	memcpy(&x311, pad + 8 + (FULL_WORDS - 1) * 8, sizeof(x311));
 	return be64toh(x311);
 }
@@ -347,17 +359,25 @@ static inline void padded(uint8_t *pad, const uint8_t *block)
 	memset(pad + 8 + FULL_WORDS * 8 + TAIL_BYTES, 0, PAD_BYTES - 8 - BYTES);
 }
 
-static AVX2_FN unsigned int avx2_test(const uint8_t *block, uint32_t *last_word)
+static AVX2_FN void avx2_counts(const uint8_t *block, uint32_t *last_word,
+				   struct fips_counts *c)
 {
 	uint8_t pad[PAD_BYTES] __attribute__((aligned(32)));
-	struct fips_counts c = { 0 };
 	uint64_t x311;
 
-	avx2_bytes(block, &c);
+	memset(c, 0, sizeof(*c));
+	avx2_bytes(block, c);
 	padded(pad, block);
-	x311 = avx2_runs(pad, &c);
-	finish(block, (BYTES / 32) * 32, x311, &c);
-	c.repeat |= continuous_ends(block, last_word);
+	x311 = avx2_runs(pad, c);
+	finish(block, (BYTES / 32) * 32, x311, c);
+	c->repeat |= continuous_ends(block, last_word);
+}
+
+static AVX2_FN unsigned int avx2_test(const uint8_t *block, uint32_t *last_word)
+{
+	struct fips_counts c;
+
+	avx2_counts(block, last_word, &c);
 	return fips_verdict(&c, block);
 }
 
@@ -365,6 +385,7 @@ const struct fips_engine fips_engine_avx2 = {
 	.name = "avx2",
 	.supported = avx2_supported,
 	.test = avx2_test,
+	.counts = avx2_counts,
 };
 
 /* ---- AVX-512 (F, BW, VBMI2 for double shifts, VPOPCNTDQ) ---- */
@@ -481,17 +502,25 @@ static AVX512_FN uint64_t avx512_runs(const uint8_t *pad, struct fips_counts *c)
 	return be64toh(x311);
 }
 
-static AVX512_FN unsigned int avx512_test(const uint8_t *block, uint32_t *last_word)
+static AVX512_FN void avx512_counts(const uint8_t *block, uint32_t *last_word,
+				   struct fips_counts *c)
 {
 	uint8_t pad[PAD_BYTES] __attribute__((aligned(64)));
-	struct fips_counts c = { 0 };
 	uint64_t x311;
 
-	avx512_bytes(block, &c);
+	memset(c, 0, sizeof(*c));
+	avx512_bytes(block, c);
 	padded(pad, block);
-	x311 = avx512_runs(pad, &c);
-	finish(block, (BYTES / 64) * 64, x311, &c);
-	c.repeat |= continuous_ends(block, last_word);
+	x311 = avx512_runs(pad, c);
+	finish(block, (BYTES / 64) * 64, x311, c);
+	c->repeat |= continuous_ends(block, last_word);
+}
+
+static AVX512_FN unsigned int avx512_test(const uint8_t *block, uint32_t *last_word)
+{
+	struct fips_counts c;
+
+	avx512_counts(block, last_word, &c);
 	return fips_verdict(&c, block);
 }
 
@@ -499,6 +528,7 @@ const struct fips_engine fips_engine_avx512 = {
 	.name = "avx512",
 	.supported = avx512_supported,
 	.test = avx512_test,
+	.counts = avx512_counts,
 };
 
 #else

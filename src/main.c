@@ -120,6 +120,9 @@ static void no_source_why(struct source_set *set, char *buf, size_t len)
 	}
 }
 
+/* The standard fds that were closed at start (bit fd), now on /dev/null. */
+static unsigned int std_closed;
+
 /* Open /dev/null on whichever of fds 0-2 is closed. 0 or -errno. */
 static int take_std_fds(void)
 {
@@ -128,6 +131,7 @@ static int take_std_fds(void)
 
 		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
 			continue;
+		std_closed |= 1u << fd;
 		/* The lowest free fd: this one, as the ones below it are open. */
 		n = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY);
 		if (n < 0)
@@ -436,6 +440,15 @@ static int run_mode(struct options *o)
 	} else if (o->check_config || o->list) {
 		ret = check_sources(o, set, &conf);
 		source_set_free(set);
+	} else if ((std_closed & (1u << STDOUT_FILENO)) &&
+		   (o->dump || strcmp(conf.random_device, "-") == 0 ||
+		    strcmp(conf.random_device, "/dev/stdout") == 0)) {
+		/* Writing to the /dev/null put there would "succeed" and lose every byte. */
+		log_error("%s: standard output is closed (started with >&-): nothing to write "
+			  "the data to",
+			  o->dump ? "--dump" : "-o /dev/stdout");
+		source_set_free(set);
+		ret = EXIT_CONFIG;
 	} else {
 		return run_daemon(o, &conf, set);
 	}

@@ -499,6 +499,74 @@ static const char *get_str(const json_t *o, const char *key, const char *dflt)
 	return json_is_string(v) ? json_string_value(v) : dflt;
 }
 
+/*
+ * s with what a terminal would act on escaped, as systemctl does: control bytes (C0, DEL)
+ * and C1 controls (U+0080..U+009F: CSI is U+009B) become \xNN, a backslash \\. The
+ * document is anybody's who can write the status directory; its text goes to a terminal.
+ */
+static char *escape_text(const char *s)
+{
+	size_t n = 0;
+	char *out, *o;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += *p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) ? 8
+		     : *p == '\\'						    ? 2
+										    : 1;
+	out = o = malloc(n + 1);
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			o += sprintf(o, "\\xc2\\x%02x", p[1]);
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			o += sprintf(o, "\\x%02x", *p);
+		} else if (*p == '\\') {
+			*o++ = '\\';
+			*o++ = '\\';
+		} else {
+			*o++ = (char)*p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Every string of j (object values, array items, at any depth) escaped in place. */
+static void escape_strings(json_t *j)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(j)) {
+		json_object_foreach(j, key, v) {
+			if (json_is_string(v)) {
+				char *e = escape_text(json_string_value(v));
+
+				if (e && strcmp(e, json_string_value(v)) != 0)
+					json_object_set_new(j, key, json_string(e));
+				free(e);
+			} else {
+				escape_strings(v);
+			}
+		}
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v) {
+			if (json_is_string(v)) {
+				char *e = escape_text(json_string_value(v));
+
+				if (e && strcmp(e, json_string_value(v)) != 0)
+					json_array_set_new(j, i, json_string(e));
+				free(e);
+			} else {
+				escape_strings(v);
+			}
+		}
+	}
+}
+
 static void print_table(const json_t *root, FILE *out)
 {
 	const json_t *kernel = json_object_get(root, "kernel");
@@ -607,13 +675,16 @@ int stats_print_status(const char *path, bool json, FILE *out)
 	if (r < 0)
 		return r;
 	if (json) {
-		if (json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER) < 0 ||
+		/* JSON escapes control characters; ASCII only escapes C1 controls as well. */
+		if (json_dumpf(root, out,
+			       JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII) < 0 ||
 		    fputc('\n', out) == EOF)
 			return -EIO;
 		return 0;
 	}
 	if (!known_version(path, root, " (use --json)"))
 		return -EPROTONOSUPPORT;
+	escape_strings(root);
 	print_table(root, out);
 	return ferror(out) ? -EIO : 0;
 }

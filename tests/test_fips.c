@@ -713,6 +713,89 @@ static void test_engines_agree(void **state)
 	assert_int_equal(fips_engine_select("scalar"), 0);
 }
 
+/* The counts of the reference, in the form of struct fips_counts (runs: >= k). */
+static void ref_counts(uint32_t *last, const uint8_t *b, struct fips_counts *c)
+{
+	struct ref r;
+
+	ref_analyze(last, b, &r);
+	memset(c, 0, sizeof(*c));
+	c->ones = r.ones;
+	for (size_t i = 0; i < FIPS_BLOCK_BYTES; i++) {
+		c->nibbles[b[i] >> 4]++;
+		c->nibbles[b[i] & 15]++;
+	}
+	for (int k = 5; k >= 0; k--) {
+		c->ones_ge[k] = r.runs[1][k] + (k < 5 ? c->ones_ge[k + 1] : 0);
+		c->zeros_ge[k] = r.runs[0][k] + (k < 5 ? c->zeros_ge[k + 1] : 0);
+	}
+	c->repeat = r.repeat;
+}
+
+/*
+ * Every engine's counts equal the reference's exactly, not only its verdicts: blocks that
+ * start and end with runs of zeros and of ones of every length from 1 to 30 (where the
+ * engines treat the block's edges apart), and random and biased ones.
+ */
+static void test_engine_counts(void **state)
+{
+	uint8_t b[FIPS_BLOCK_BYTES], seed[4] = { 5, 6, 7, 8 };
+	uint64_t s = 99;
+	unsigned int n = 0;
+
+	for (unsigned int kind = 0; kind < 4; kind++)
+		for (unsigned int len = 1; len <= 30; len++)
+			for (unsigned int rep = 0; rep < 3; rep++, n++) {
+				struct fips_counts want, got;
+				uint32_t last;
+
+				if (rep == 2)
+					biased_block(b, &s, 500, 600);
+				else
+					for (size_t j = 0; j < FIPS_BLOCK_BYTES; j++)
+						b[j] = (uint8_t)rng_next(&s);
+				/* kind: start or end (bit 1), zeros or ones (bit 0), then a break. */
+				for (unsigned int i = 0; i <= len; i++) {
+					unsigned int pos = kind & 2 ? NBITS - 1 - i : i;
+
+					set_bit(b, pos, i < len ? kind & 1 : !(kind & 1));
+				}
+				memcpy(&last, seed, 4);
+				ref_counts(&last, b, &want);
+				for (size_t e = 0; fips_engines[e]; e++) {
+					const struct fips_engine *eng = fips_engines[e];
+
+					if (!eng->supported())
+						continue;
+					memcpy(&last, seed, 4);
+					eng->counts(b, &last, &got);
+					if (got.ones != want.ones ||
+					    memcmp(got.nibbles, want.nibbles, sizeof(got.nibbles)) ||
+					    memcmp(got.ones_ge, want.ones_ge, sizeof(got.ones_ge)) ||
+					    memcmp(got.zeros_ge, want.zeros_ge, sizeof(got.zeros_ge)) ||
+					    got.repeat != want.repeat)
+						fail_msg("engine %s, block %u (a run of %u %ss at the %s): "
+							 "counts differ from the reference; zeros >= 1..6: "
+							 "%llu %llu %llu %llu %llu %llu, want %llu %llu "
+							 "%llu %llu %llu %llu",
+							 eng->name, n, len, kind & 1 ? "one" : "zero",
+							 kind & 2 ? "end" : "start",
+							 (unsigned long long)got.zeros_ge[0],
+							 (unsigned long long)got.zeros_ge[1],
+							 (unsigned long long)got.zeros_ge[2],
+							 (unsigned long long)got.zeros_ge[3],
+							 (unsigned long long)got.zeros_ge[4],
+							 (unsigned long long)got.zeros_ge[5],
+							 (unsigned long long)want.zeros_ge[0],
+							 (unsigned long long)want.zeros_ge[1],
+							 (unsigned long long)want.zeros_ge[2],
+							 (unsigned long long)want.zeros_ge[3],
+							 (unsigned long long)want.zeros_ge[4],
+							 (unsigned long long)want.zeros_ge[5]);
+				}
+			}
+}
+
 static void test_engine_select(void **state)
 {
 	assert_int_equal(fips_engine_select("no-such-engine"), -EINVAL);
@@ -741,6 +824,7 @@ int main(void)
 	const struct CMUnitTest engines[] = {
 		cmocka_unit_test(test_engine_select),
 		cmocka_unit_test(test_engines_agree),
+		cmocka_unit_test(test_engine_counts),
 	};
 	int failed = cmocka_run_group_tests(engines, NULL, NULL);
 

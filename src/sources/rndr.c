@@ -14,10 +14,11 @@
  * else RNDR at RNDR's lower default credit; the administrator can pin either. Detection is
  * the kernel's: AT_HWCAP2 & HWCAP2_RNG (the kernel also hides FEAT_RNG it does not trust).
  *
- * Reading, as x86_rand.c: a failed instruction (Z set) is retried a bounded number of
- * times, then short sleeps, then read() returns 0 and the framework waits; every word is
- * checked before use, and an all-zero word, an all-ones word or one equal to the word
- * before is stuck output: the whole of what the call read is wiped, never delivered.
+ * Reading, with the loop rdseed uses (cpu_words.c): a failed instruction (Z set) is
+ * retried a bounded number of times, then short sleeps, then read() returns 0 and the
+ * framework waits; every word is checked before use, and an all-zero word, an all-ones
+ * word or one equal to the word before is stuck output: the whole of what the call read
+ * is wiped, never delivered.
  */
 #include "config.h"
 
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sources/cpu_words.h"
 #include "sources/rndr.h"
 #include "util.h"
 
@@ -95,16 +97,6 @@ static int choose(struct source *src, enum rndr_insn *insn, char *why, size_t le
 	return -EIO;
 }
 
-struct rndr {
-	enum rndr_insn insn;
-	uint64_t last; /* the last word read, for the repeat check */
-	bool have_last;
-	uint8_t carry[8]; /* the rest of the last word, delivered by the next call */
-	size_t carry_n;
-	unsigned int stuck_calls; /* calls in a row that discarded stuck output */
-	int c_fail, c_dry, c_zero, c_ones, c_repeat;
-};
-
 static int rndr_probe(struct source *src, char *why, size_t len)
 {
 	enum rndr_insn insn;
@@ -112,185 +104,55 @@ static int rndr_probe(struct source *src, char *why, size_t len)
 	return choose(src, &insn, why, len);
 }
 
+static bool step(const struct cpu_words *cw, uint64_t *w)
+{
+	return rndr_step((enum rndr_insn)cw->which, w);
+}
+
+static const struct cpu_words_insn insn_rndrrs = {
+	.name = "RNDRRS",
+	.tries = RNDR_RNDRRS_TRIES,
+	.step = step,
+};
+static const struct cpu_words_insn insn_rndr = {
+	.name = "RNDR",
+	.tries = RNDR_RNDR_TRIES,
+	.step = step,
+};
+
 static int rndr_init(struct source *src, char *why, size_t len)
 {
 	enum rndr_insn insn;
-	struct rndr *x;
+	struct cpu_words *cw;
 	int r = choose(src, &insn, why, len);
 
 	if (r < 0)
 		return r;
-	x = calloc(1, sizeof(*x));
-	if (!x) {
+	cw = calloc(1, sizeof(*cw));
+	if (!cw) {
 		snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
-	x->insn = insn;
-	x->c_fail = source_counter(src, "nzcv-fail");
-	x->c_dry = source_counter(src, "dry");
-	x->c_zero = source_counter(src, "stuck-zero");
-	x->c_ones = source_counter(src, "stuck-ones");
-	x->c_repeat = source_counter(src, "stuck-repeat");
-	source_set_priv(src, x);
+	cpu_words_init(cw, src, insn == RNDR_RNDRRS ? &insn_rndrrs : &insn_rndr, insn, "nzcv-fail",
+		       "dry");
+	source_set_priv(src, cw);
 	return 0;
 }
 
 static void rndr_fini(struct source *src)
 {
-	struct rndr *x = source_priv(src);
+	struct cpu_words *cw = source_priv(src);
 
-	if (!x)
+	if (!cw)
 		return;
-	wipe(x, sizeof(*x));
-	free(x);
+	wipe(cw, sizeof(*cw));
+	free(cw);
 	source_set_priv(src, NULL);
-}
-
-/* What one call saw, added to the counters once at its end. */
-struct tally {
-	uint64_t fail, dry, zero, ones, repeat;
-};
-
-/* One word after the bounded retries: true, or false when the instruction kept failing. */
-static bool get_word(struct rndr *x, uint64_t *w, struct tally *t)
-{
-	unsigned int tries = x->insn == RNDR_RNDRRS ? RNDR_RNDRRS_TRIES : RNDR_RNDR_TRIES;
-
-	for (unsigned int i = 0; i < tries; i++) {
-		if (rndr_step(x->insn, w))
-			return true;
-		t->fail++;
-	}
-	wipe(w, sizeof(*w));
-	t->dry++;
-	return false;
-}
-
-/* Whether w is stuck output (counted); w becomes the word before the next. */
-static bool stuck(struct rndr *x, uint64_t w, struct tally *t)
-{
-	bool repeat = x->have_last && w == x->last;
-
-	x->last = w;
-	x->have_last = true;
-	if (w == 0)
-		t->zero++;
-	else if (w == UINT64_MAX)
-		t->ones++;
-	else if (repeat)
-		t->repeat++;
-	else
-		return false;
-	return true;
-}
-
-static void wipe_iov(const struct iovec *iov, int cnt, size_t n)
-{
-	for (int i = 0; i < cnt && n > 0; i++) {
-		size_t k = MIN(n, iov[i].iov_len);
-
-		wipe(iov[i].iov_base, k);
-		n -= k;
-	}
-}
-
-static void add_tally(struct source *src, const struct rndr *x, const struct tally *t)
-{
-	if (t->fail)
-		source_counter_add(src, x->c_fail, t->fail);
-	if (t->dry)
-		source_counter_add(src, x->c_dry, t->dry);
-	if (t->zero)
-		source_counter_add(src, x->c_zero, t->zero);
-	if (t->ones)
-		source_counter_add(src, x->c_ones, t->ones);
-	if (t->repeat)
-		source_counter_add(src, x->c_repeat, t->repeat);
 }
 
 static ssize_t rndr_readv(struct source *src, const struct iovec *iov, int cnt)
 {
-	struct rndr *x = source_priv(src);
-	struct tally t = { 0 };
-	uint64_t nap = RNDR_NAP_NS;
-	unsigned int naps = 0, discards = 0;
-	size_t got = 0, off = 0;
-	ssize_t ret;
-	int i = 0;
-
-	while (i < cnt) {
-		uint8_t *dst = iov[i].iov_base;
-		size_t k;
-		uint64_t w;
-
-		if (off == iov[i].iov_len) {
-			i++;
-			off = 0;
-			continue;
-		}
-		if (x->carry_n == 0) {
-			if (!get_word(x, &w, &t)) {
-				if (got > 0)
-					break;
-				if (naps++ == RNDR_NAPS) {
-					ret = 0; /* dry: the framework waits, then reads again */
-					goto out;
-				}
-				if (source_sleep(src, nap) < 0) {
-					ret = -EINTR;
-					goto out;
-				}
-				nap *= 2;
-				continue;
-			}
-			if (stuck(x, w, &t)) {
-				wipe(&w, sizeof(w));
-				wipe_iov(iov, cnt, got);
-				got = 0;
-				i = 0;
-				off = 0;
-				if (++discards == RNDR_STUCK_DISCARDS) {
-					source_read_why(src,
-							"%s output stuck (%s) %d times in one read",
-							insn_name(x->insn),
-							t.zero	 ? "an all-zero word"
-							: t.ones ? "an all-ones word"
-								 : "a word repeated",
-							RNDR_STUCK_DISCARDS);
-					ret = -EIO;
-					goto out;
-				}
-				continue;
-			}
-			memcpy(x->carry, &w, sizeof(w));
-			wipe(&w, sizeof(w));
-			x->carry_n = sizeof(w);
-		}
-		k = MIN(x->carry_n, iov[i].iov_len - off);
-		memcpy(dst + off, x->carry + sizeof(x->carry) - x->carry_n, k);
-		wipe(x->carry + sizeof(x->carry) - x->carry_n, k);
-		x->carry_n -= k;
-		off += k;
-		got += k;
-	}
-	if (discards > 0 && ++x->stuck_calls == RNDR_STUCK_CALLS) {
-		wipe_iov(iov, cnt, got);
-		source_read_why(src, "%s output stuck in %d reads in a row", insn_name(x->insn),
-				RNDR_STUCK_CALLS);
-		ret = -EIO;
-		goto out;
-	}
-	if (discards == 0)
-		x->stuck_calls = 0;
-	ret = (ssize_t)got;
-out:
-	if (ret <= 0) {
-		/* Nothing of this call is delivered; a re-open starts the checks anew. */
-		wipe(x->carry, sizeof(x->carry));
-		x->carry_n = 0;
-	}
-	add_tally(src, x, &t);
-	return ret;
+	return cpu_words_readv(src, source_priv(src), iov, cnt);
 }
 
 static ssize_t rndr_read(struct source *src, void *buf, size_t max)

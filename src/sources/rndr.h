@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "source.h"
+#include "sources/cpu_words.h"
 
 extern const struct source_ops source_rndr;
 
@@ -29,13 +30,13 @@ enum rndr_insn {
  */
 #define RNDR_RNDRRS_TRIES 64
 #define RNDR_RNDR_TRIES 16
-#define RNDR_NAPS 4
-#define RNDR_NAP_NS (20ULL * 1000)
+#define RNDR_NAPS CPU_WORDS_NAPS
+#define RNDR_NAP_NS CPU_WORDS_NAP_NS
 /* At start (instruction = auto): RNDRRS is used when one of this many tries delivers. */
 #define RNDR_PROBE_TRIES 32
-/* Stuck output, as in x86_rand.h: discards per read, reads in a row, then -EIO. */
-#define RNDR_STUCK_DISCARDS 3
-#define RNDR_STUCK_CALLS 4
+/* Stuck output, as for RDSEED: discards per read, reads in a row, then -EIO. */
+#define RNDR_STUCK_DISCARDS CPU_WORDS_STUCK_DISCARDS
+#define RNDR_STUCK_CALLS CPU_WORDS_STUCK_CALLS
 /* Default credit of RNDR when the source falls back to it (rngd.conf(5)). */
 #define RNDR_QUALITY_RNDR 2
 

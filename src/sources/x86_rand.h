@@ -2,7 +2,8 @@
 /*
  * What the rdseed and rdrand sources (src/sources/rdseed.c, rdrand.c) share: detection
  * (CPUID and the kernel's flag in /proc/cpuinfo), the read loop with its bounded CF=0
- * retries and its stuck-output checks (x86_rand.c), and two link-time seams, each alone in
+ * retries and its stuck-output checks (x86_rand.c, over cpu_words.c, which rndr shares),
+ * and two link-time seams, each alone in
  * its object file so that a test can replace one and keep the other: CPUID
  * (x86_rand_cpuid.c) and the instruction step (x86_rand_insn.c).
  */
@@ -15,6 +16,7 @@
 #include <sys/uio.h>
 
 #include "source.h"
+#include "sources/cpu_words.h"
 
 extern const struct source_ops source_rdseed, source_rdrand;
 
@@ -34,16 +36,16 @@ enum x86_rand_insn {
  * X86_RDSEED_NAP_NS) before read() returns 0 and the framework's own dry wait takes over.
  */
 #define X86_RDSEED_TRIES 64
-#define X86_RDSEED_NAPS 4
-#define X86_RDSEED_NAP_NS (20ULL * 1000)
+#define X86_RDSEED_NAPS CPU_WORDS_NAPS
+#define X86_RDSEED_NAP_NS CPU_WORDS_NAP_NS
 /*
  * Stuck output (an all-zero or all-ones word, a word equal to the one before it) discards
  * everything one read() call has read so far; this many discards in one call, or a discard
  * in this many calls in a row, and read() fails with -EIO: the framework logs why, closes,
- * and re-opens after its back-off instead of letting the source spin.
+ * and re-opens after its back-off instead of letting the source spin (cpu_words.h).
  */
-#define X86_STUCK_DISCARDS 3
-#define X86_STUCK_CALLS 4
+#define X86_STUCK_DISCARDS CPU_WORDS_STUCK_DISCARDS
+#define X86_STUCK_CALLS CPU_WORDS_STUCK_CALLS
 
 /* Register values of one CPUID leaf. */
 struct x86_rand_cpuid_regs {
