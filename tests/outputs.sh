@@ -93,7 +93,32 @@ test_wrong_kind() {
 	fi
 }
 
+# Item 9: a status directory that an earlier -D nobody run handed over; a root run cannot
+# write there (no DAC override) and says once whose it is and what to do.
+test_status_dir_handed_over() {
+	if ! is_root || ! id nobody >/dev/null 2>&1; then
+		skip "status directory of nobody: needs root and the user nobody"
+		return
+	fi
+	mkdir -p "$T/run/rngd"
+	chmod 755 "$T/run" "$T/run/rngd"
+	chown nobody "$T/run/rngd"
+	mkfifo "$T/sd.fifo"
+	start_logged "$T/sd.log" 10 "cannot write the status file" "status directory of nobody" \
+		-f "${NOSRC[@]}" -O "file:s:path:$T/sd.fifo" -O "rngd:status-file:$T/run/rngd/status.json" \
+		-O rngd:pid-file: -o "$T/sd.out" || return
+	kill -TERM "$pid"
+	wait "$pid"
+	if grep -q "belongs to nobody (uid [0-9]*), not to this rngd (uid 0).*chown 0 $T/run/rngd" "$T/sd.log" &&
+		[ "$(grep -c "cannot write the status file" "$T/sd.log")" -eq 1 ]; then
+		ok "status directory left to nobody: said once, whose it is and how to give it back"
+	else
+		fail "status directory left to nobody: $(grep "status file" "$T/sd.log" | head -2)"
+	fi
+}
+
 test_wrong_kind
+test_status_dir_handed_over
 test_dump_stdout_closed
 test_status_escapes
 test_dump_full
