@@ -326,7 +326,8 @@ static struct source_set *make_set(struct conf *c, struct source **src)
 	fclose(f);
 	snprintf(conf_text, sizeof(conf_text),
 		 "[source hwrng]\ndevice = %s\nsysfs = %s\n[source via]\nenabled = no\n"
-		 "[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n", dev_path,
+		 "[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n"
+		 "[source rndr]\nenabled = no\n", dev_path,
 		 dir);
 	conf_init(c, source_check_section);
 	assert_int_equal(
