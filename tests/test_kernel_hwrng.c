@@ -554,7 +554,8 @@ static void test_update_with_set(void **st)
 	kernel(2, "virtio_rng.0", 1000, "tpm-rng-0", 0);
 	snprintf(conf_text, sizeof(conf_text),
 		 "[source hwrng]\ndevice = %s\nsysfs = %s\n[source via]\nenabled = no\n"
-		 "[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n", dev_path,
+		 "[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n"
+		 "[source rndr]\nenabled = no\n", dev_path,
 		 dir);
 	conf_init(&c, source_check_section);
 	assert_int_equal(
