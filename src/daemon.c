@@ -26,6 +26,8 @@
 #define KERNEL_CHUNK FIPS_BLOCK_BYTES
 /* --once gives up when no tested block arrived in this time. */
 #define ONCE_TIMEOUT_NS (15 * NSEC_PER_SEC)
+/* How soon kernel-hwrng notices a reader of the kernel's hwrng that came after start. */
+#define KERNEL_HWRNG_LATE_NS (5 * NSEC_PER_SEC)
 /* Longest wait after failed feeds (1 s doubling up to this). */
 #define FEED_RETRY_MAX_NS (64 * NSEC_PER_SEC)
 /*
@@ -34,11 +36,35 @@
  */
 #define DUMP_RETRY_MAX_NS (8 * NSEC_PER_SEC)
 
+/*
+ * Signals whose default action ends the process, other than the synchronous faults (the
+ * crash handler's, kernel_hwrng.c): each one stops the daemon the way SIGTERM does, so that
+ * every exit gives the kernel's hwrng back. SOURCE_INTERRUPT_SIGNAL is the readers' own.
+ */
+static const int stop_signals[] = {
+	SIGTERM, SIGINT, SIGQUIT, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ,
+	SIGPWR,	 SIGIO,
+#ifdef SIGSTKFLT
+	SIGSTKFLT,
+#endif
+};
+
+static bool is_stop_signal(int sig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		if (stop_signals[i] == sig)
+			return true;
+	return sig >= SIGRTMIN && sig <= SIGRTMAX && sig != SOURCE_INTERRUPT_SIGNAL;
+}
+
 static int block_signals(sigset_t *set)
 {
 	sigemptyset(set);
-	sigaddset(set, SIGTERM);
-	sigaddset(set, SIGINT);
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		sigaddset(set, stop_signals[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		if (sig != SOURCE_INTERRUPT_SIGNAL)
+			sigaddset(set, sig);
 	sigaddset(set, SIGHUP);
 	sigaddset(set, SIGUSR1);
 	/* A reader of our output that goes away is an EPIPE, not a death. */
@@ -131,6 +157,8 @@ static uint64_t tick_period(const struct daemon *d)
 		p = MIN(p, 250 * NSEC_PER_MSEC);
 	if (d->kh.dir[0]) /* a backend switch or a failing device is seen within a second */
 		p = MIN(p, NSEC_PER_SEC);
+	else if (!d->kh.disabled && d->kh.mode != KERNEL_HWRNG_LEAVE)
+		p = MIN(p, KERNEL_HWRNG_LATE_NS); /* ... and the kernel's hwrng when it comes */
 	return p == UINT64_MAX ? 0 : p;
 }
 
@@ -309,9 +337,14 @@ void daemon_start_kernel_hwrng(struct daemon *d)
 	char state[PATH_MAX];
 
 	(void)kernel_hwrng_mode_parse(d->conf.kernel_hwrng, &m); /* validated by conf */
-	if (d->mode != DAEMON_FEED || !d->sink || output_sink(d) || m == KERNEL_HWRNG_LEAVE ||
-	    !kernel_hwrng_reader(d->set, &dir))
+	d->kh.mode = m;
+	/* Only a daemon that feeds the kernel acts; the others keep the mode for reloads. */
+	if (d->mode != DAEMON_FEED || !d->sink || output_sink(d)) {
+		d->kh.disabled = true;
 		return;
+	}
+	/* No reader yet (rng-core loads later): the tick opens rng_quality when there is one. */
+	(void)kernel_hwrng_reader(d->set, &dir);
 	/* A fixed path (not the status file's directory): root's restore needs no config. */
 	kernel_hwrng_start(&d->kh, m, dir, kernel_hwrng_state_path(state, sizeof(state)), d->set);
 }
@@ -648,7 +681,7 @@ int daemon_run(struct daemon *d)
 			bool stop = false;
 
 			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+				if (is_stop_signal((int)si.ssi_signo)) {
 					log_full(LOG_INFO, NULL, "stopping", DAEMON_MESSAGE_STOPPING,
 						 "stopping on signal %s",
 						 strsignal((int)si.ssi_signo));

@@ -8,8 +8,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon_status.h"
@@ -145,6 +148,34 @@ void daemon_write_metrics(struct daemon *d)
 }
 
 /*
+ * Why the status file cannot be written, once. The usual cause of EACCES: an earlier run
+ * with -D (or user=) handed the directory to its user, and this run, as root, keeps no
+ * DAC override: say whose it is and what to do.
+ */
+static void status_write_failed(const char *path, int r)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1,
+		 slash ? path : ".");
+	if ((r == -EACCES || r == -EPERM) && stat(dir, &st) == 0 && st.st_uid != geteuid()) {
+		const struct passwd *pw = getpwuid(st.st_uid);
+
+		log_warning("cannot write the status file '%s': %s: its directory %s belongs to "
+			    "%s (uid %u), not to this rngd (uid %u), as an earlier run with -D or "
+			    "user= left it; give it back with 'chown %u %s', or run with the same "
+			    "user; status not written",
+			    path, strerror(-r), dir, pw ? pw->pw_name : "another user",
+			    (unsigned int)st.st_uid, (unsigned int)geteuid(),
+			    (unsigned int)geteuid(), dir);
+		return;
+	}
+	log_warning("cannot write the status file '%s': %s, ignoring", path, strerror(-r));
+}
+
+/*
  * STATUS= for systemd (sent only on change, at most once a second), the status file
  * (every status-interval) and the metrics file (every metrics-interval), or both files now
  * when forced: from one snapshot.
@@ -173,8 +204,7 @@ void daemon_update_status(struct daemon *d, bool force_file)
 	if (file_due) {
 		r = stats_write_status(d->conf.status_file, &s.doc);
 		if (r < 0 && !d->status_error_logged)
-			log_warning("cannot write the status file '%s': %s, ignoring",
-				    d->conf.status_file, strerror(-r));
+			status_write_failed(d->conf.status_file, r);
 		d->status_error_logged = r < 0;
 		d->next_status_ns = now + d->conf.status_interval * NSEC_PER_SEC;
 	}

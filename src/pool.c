@@ -183,6 +183,28 @@ size_t pool_available(struct pool *p, uint64_t now, uint64_t max_age_ns)
 	return n;
 }
 
+/*
+ * The credit of the n bytes source_peek() just gave of src: each block's at the quality
+ * stamped on it when it was read (a backend switched since, or a quality changed since,
+ * does not change what an earlier read is worth).
+ */
+static uint64_t peeked_credit(struct source *src, size_t n, uint64_t *rem,
+			      unsigned int max_bits_per_byte)
+{
+	size_t off = src->take_off;
+	uint64_t bits = 0;
+	struct block *b;
+
+	for (size_t i = 0; n > 0 && (b = ring_peek(&src->ring, i)); i++) {
+		size_t k = MIN(n, sizeof(b->data) - off);
+
+		bits += sink_credit(rem, k, b->quality, max_bits_per_byte);
+		n -= k;
+		off = 0;
+	}
+	return bits;
+}
+
 size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, uint64_t now,
 		 uint64_t max_age_ns, unsigned int max_bits_per_byte, size_t *bytes,
 		 uint64_t *bits)
@@ -203,8 +225,7 @@ size_t pool_peek(struct pool *p, struct iovec *iov, size_t max_iov, size_t n, ui
 		/* The remainder moves on only once the sink took the bytes (pool_consume()). */
 		ps->next_rem = ps->credit_rem;
 		if (ps->got && max_bits_per_byte)
-			ps->bits = sink_credit(&ps->next_rem, ps->got, source_quality(src),
-					       max_bits_per_byte);
+			ps->bits = peeked_credit(src, ps->got, &ps->next_rem, max_bits_per_byte);
 		*bits += ps->bits;
 		k += ps->got;
 		if (ps->got && first == count)

@@ -15,6 +15,7 @@
 
 struct block {
 	uint64_t time_ns;		/* CLOCK_MONOTONIC when the read that completed it returned */
+	unsigned int quality;		/* its credit (bits per 1024), stamped when it was read */
 	uint8_t data[FIPS_BLOCK_BYTES];
 };
 

@@ -151,6 +151,11 @@ void source_set_priv(struct source *src, void *priv);
 /* Quality found at run time (e.g. sysfs rng_quality); a configured "quality" still wins. */
 void source_set_quality(struct source *src, unsigned int quality);
 /*
+ * For an hwrng-family driver: the quality kernel-hwrng's take-over keeps for backend (the
+ * rng_quality it had before the 0), into *quality; false when none is kept for it.
+ */
+bool source_kept_quality(struct source *src, const char *backend, unsigned int *quality);
+/*
  * A notice about the source, logged once for its life (not at each re-open), with the journal
  * field RNGD_EVENT=event.
  */

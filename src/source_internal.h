@@ -55,7 +55,9 @@ struct source {
 	bool cpu_distrusted;
 	char cpu_trust_setting[48]; /* that setting as written */
 	_Atomic int found_quality; /* -1 until the driver sets it (any thread) */
-	_Atomic int kept_quality;  /* kernel-hwrng take-over's, -1: none (main thread writes) */
+	/* kernel-hwrng take-over's quality for one backend (source_keep_quality()), under lock. */
+	int kept_quality; /* -1: none */
+	char kept_backend[128];
 
 	/*
 	 * The driver's state: the main thread opens it (source_set_init()) before the
@@ -81,6 +83,7 @@ struct source {
 	bool in_trouble;	/* "source-failed" logged, "source-recovered" not yet */
 	size_t ahead;		/* bytes read into the free slots from the head on */
 	uint64_t ahead_time_ns; /* when the last of them were read */
+	unsigned int ahead_quality; /* the lowest quality of the reads of them (UINT_MAX: none) */
 	size_t read_max;	/* this read's limit: one block after an open, doubling */
 	char read_why[128];	/* source_read_why(): why the driver's read failed */
 

@@ -382,6 +382,8 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 		if (r < 0)
 			return (int)r;
 		src->ahead += (size_t)r;
+		/* The quality of what this read returned (an hwrng: of its backend, now). */
+		src->ahead_quality = MIN(src->ahead_quality, source_quality(src));
 		src->read_max = MIN(2 * max, (size_t)SOURCE_READ_AHEAD);
 	}
 	*time_ns = src->ahead_time_ns;
@@ -412,6 +414,9 @@ static void head_done(struct source *src, bool published)
 		}
 	}
 	src->ahead -= FIPS_BLOCK_BYTES;
+	/* What is left was read by the same reads: it keeps their lowest quality. */
+	if (src->ahead == 0)
+		src->ahead_quality = UINT_MAX;
 }
 
 /* Drop what was read ahead (a re-open starts a new stream). */
@@ -428,6 +433,7 @@ static void drop_read_ahead(struct source *src)
 		src->ahead -= k;
 	}
 	src->ahead = 0;
+	src->ahead_quality = UINT_MAX;
 }
 
 /*
@@ -535,6 +541,7 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		r = fill_head(src, &b->time_ns);
 		if (r < 0)
 			goto read_error; /* source_close() wipes what was read */
+		b->quality = src->ahead_quality;
 		/*
 		 * No clock read here: the read's time marks progress, a test takes microseconds.
 		 * Replayed or stuck data never reaches the FIPS tests (it could pass them).

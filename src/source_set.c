@@ -7,9 +7,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,7 +55,8 @@ struct source *source_new(const struct source_ops *ops, const char *name,
 	src->ops = ops;
 	src->conf_quality = -1;
 	atomic_init(&src->found_quality, -1);
-	atomic_init(&src->kept_quality, -1);
+	src->kept_quality = -1;
+	src->ahead_quality = UINT_MAX;
 	src->wake_fd = -1;
 	pthread_mutex_init(&src->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -696,22 +699,39 @@ const struct source *source_set_denied(const struct source_set *set)
 unsigned int source_quality(const struct source *src)
 {
 	int found = atomic_load(&src->found_quality);
-	int kept = atomic_load(&src->kept_quality);
 
 	if (src->conf_quality >= 0)
 		return (unsigned int)src->conf_quality;
 	if (src->cpu_distrusted)
 		return 0;
-	if (kept >= 0)
-		return (unsigned int)kept;
 	if (found >= 0)
 		return (unsigned int)found;
 	return src->ops->quality;
 }
 
-void source_keep_quality(struct source *src, int quality)
+void source_keep_quality(struct source *src, const char *backend, int quality)
 {
-	atomic_store(&src->kept_quality, quality < 0 ? -1 : (int)MIN((unsigned int)quality, 1024u));
+	pthread_mutex_lock(&src->lock);
+	if (!backend || quality < 0) {
+		src->kept_quality = -1;
+		src->kept_backend[0] = '\0';
+	} else {
+		src->kept_quality = (int)MIN((unsigned int)quality, 1024u);
+		snprintf(src->kept_backend, sizeof(src->kept_backend), "%s", backend);
+	}
+	pthread_mutex_unlock(&src->lock);
+}
+
+bool source_kept_quality(struct source *src, const char *backend, unsigned int *quality)
+{
+	bool kept;
+
+	pthread_mutex_lock(&src->lock);
+	kept = src->kept_quality >= 0 && strcmp(src->kept_backend, backend) == 0;
+	if (kept)
+		*quality = (unsigned int)src->kept_quality;
+	pthread_mutex_unlock(&src->lock);
+	return kept;
 }
 
 void source_account_fed(struct source *src, size_t bytes, uint64_t bits)

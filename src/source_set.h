@@ -197,15 +197,18 @@ bool source_set_reap(struct source_set *set);
 
 /*
  * Credit quality in bits per 1024 bits: configured, else 0 for a CPU source the kernel
- * command line distrusts (cpu_trust.h), else kept (source_keep_quality()), else found, else
- * the driver's.
+ * command line distrusts (cpu_trust.h), else found (for an hwrng source: the quality of the
+ * backend its last read came from, the take-over's kept one included), else the driver's.
+ * Each block is stamped with it when it is read, and credited at that.
  */
 unsigned int source_quality(const struct source *src);
 /*
- * Credit src at quality whatever its driver finds (kernel_hwrng.c: the rng_quality it found
- * before writing 0 there); -1 lets the found quality count again. A configured one still wins.
+ * Credit what src reads from backend at quality, whatever its driver finds in sysfs
+ * (kernel_hwrng.c: the rng_quality it found before writing 0 there); the driver asks with
+ * source_kept_quality() at each read. backend NULL or quality -1: nothing kept. A configured
+ * quality still wins. Any thread.
  */
-void source_keep_quality(struct source *src, int quality);
+void source_keep_quality(struct source *src, const char *backend, int quality);
 /* Record what the sink did with bytes taken from src. */
 void source_account_fed(struct source *src, size_t bytes, uint64_t bits);
 /* A consistent snapshot of the counters. */

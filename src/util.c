@@ -237,6 +237,18 @@ int refuse_kernel_random(const char *path, const struct stat *st, char *why, siz
 	return -EINVAL;
 }
 
+const char *file_kind(const struct stat *st)
+{
+	return S_ISREG(st->st_mode)    ? "a regular file"
+	       : S_ISDIR(st->st_mode)  ? "a directory"
+	       : S_ISCHR(st->st_mode)  ? "a character device"
+	       : S_ISBLK(st->st_mode)  ? "a block device"
+	       : S_ISFIFO(st->st_mode) ? "a FIFO"
+	       : S_ISSOCK(st->st_mode) ? "a socket"
+	       : S_ISLNK(st->st_mode)  ? "a symbolic link"
+				       : "of an unknown kind";
+}
+
 int open_read_blocking(const char *path)
 {
 	int fd, flags;

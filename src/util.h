@@ -88,6 +88,8 @@ int refuse_kernel_random(const char *path, const struct stat *st, char *why, siz
  * writer yet would). O_CLOEXEC, O_NOCTTY. The descriptor, or -errno.
  */
 int open_read_blocking(const char *path);
+/* What kind of file st is, for messages: "a directory", "a socket", "a block device"... */
+const char *file_kind(const struct stat *st);
 
 /* Wipe memory that held entropy; the compiler may not drop it. */
 void wipe(void *p, size_t n);

@@ -20,6 +20,8 @@ struct source {
 	size_t n_opts;
 	void *priv;
 	int found_quality;
+	int kept_quality; /* fake_source_keep_quality() */
+	char kept_backend[128];
 	bool stopping;
 	bool start_failed;
 	uint64_t slept_ns;
@@ -40,6 +42,7 @@ struct source *fake_source_new(const struct source_ops *ops, const char *name,
 	src->ops = ops;
 	src->name = strdup(name ? name : ops->name);
 	src->found_quality = -1;
+	src->kept_quality = -1;
 	for (size_t i = 0; opts && opts[i]; i++) {
 		const char *eq = strchr(opts[i], '=');
 
@@ -157,6 +160,20 @@ void source_set_priv(struct source *src, void *priv)
 void source_set_quality(struct source *src, unsigned int quality)
 {
 	src->found_quality = (int)quality;
+}
+
+bool source_kept_quality(struct source *src, const char *backend, unsigned int *quality)
+{
+	if (src->kept_quality < 0 || strcmp(src->kept_backend, backend) != 0)
+		return false;
+	*quality = (unsigned int)src->kept_quality;
+	return true;
+}
+
+void fake_source_keep_quality(struct source *src, const char *backend, int quality)
+{
+	src->kept_quality = quality;
+	snprintf(src->kept_backend, sizeof(src->kept_backend), "%s", backend ? backend : "");
 }
 
 void source_notice_once(struct source *src, const char *event, const char *fmt, ...)

@@ -15,6 +15,8 @@ struct source *fake_source_new(const struct source_ops *ops, const char *name,
 void fake_source_free(struct source *src);
 /* What the driver set with source_set_quality(), or -1. */
 int fake_source_found_quality(const struct source *src);
+/* What source_kept_quality() answers for backend (-1: nothing kept). */
+void fake_source_keep_quality(struct source *src, const char *backend, int quality);
 /* Make source_stopping() true and source_sleep() return -ECANCELED. */
 void fake_source_stop(struct source *src);
 /* Make source_start_failed() true (the daemon's start failed: fini undoes init). */

@@ -117,6 +117,15 @@ static bool is_target(int fd, const char *var)
 	return strcmp(path, want) == 0;
 }
 
+/* The name of an injected errno (errnames[]; glibc's strerrorname_np() is not in musl). */
+static const char *errname(int err)
+{
+	for (size_t i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
+		if (errnames[i].err == err)
+			return errnames[i].name;
+	return "?";
+}
+
 /* Count a call of op; the fault to inject (errno or SHORT_READ), 0 for none. */
 static int next_fault(enum op op)
 {
@@ -133,7 +142,7 @@ static int next_fault(enum op op)
 	if (err) {
 		char line[96];
 		int k = snprintf(line, sizeof(line), "fault: %s %lu %s\n", op_names[op], call,
-				 err == SHORT_READ ? "short" : strerrorname_np(err));
+				 err == SHORT_READ ? "short" : errname(err));
 
 		(void)__real_write(STDERR_FILENO, line, (size_t)k);
 	}

@@ -118,7 +118,7 @@ if start_logged "$T/kill.log" 15 "took over" "SIGKILL" "${args[@]}"; then
 		fail "after kill -9: rng_quality $(cat "$q"), state $(ls "$run")"
 	# A daemon started after the crash takes the remembered value, not the 0.
 	if start_logged "$T/again.log" 15 "took over" "restart after SIGKILL" "${args[@]}"; then
-		grep -q "says $orig from an earlier run" "$T/again.log" && quality_is 0 &&
+		grep -q "says $orig: left by an rngd that stopped without giving it back" "$T/again.log" && quality_is 0 &&
 			ok "a daemon started after kill -9 takes over at the remembered $orig" ||
 			fail "after a crash: $(grep kernel-hwrng "$T/again.log")"
 		stop KILL

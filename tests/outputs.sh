@@ -68,6 +68,57 @@ test_status_escapes() {
 	fi
 }
 
+# Item 6a: a path of the wrong kind is a configuration error, exit 78, whatever the kind
+# (a socket exited 66, a directory 78), for file: and for -r.
+test_wrong_kind() {
+	local kind p rc bad=""
+	mkdir "$T/dir"
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T/sock"
+	for p in "$T/dir" "$T/sock"; do
+		timeout 20 "$RNGD" -f "${NOSRC[@]}" -O rngd:status-file: -O rngd:pid-file: \
+			-O "file:k:path:$p" -o "$T/k.out" 2>"$T/k.err"
+		rc=$?
+		kind=$(grep -o "is a [a-z]*, not" "$T/k.err" | head -1)
+		[ $rc -eq 78 ] && [ -n "$kind" ] || bad="$bad file:$p exit $rc ($(head -1 "$T/k.err"));"
+		timeout 20 "$RNGD" -f "${NOCPU[@]}" -O rngd:status-file: -O rngd:pid-file: \
+			-r "$p" -o "$T/k.out" 2>"$T/k.err"
+		rc=$?
+		[ $rc -eq 78 ] && grep -q "is a [a-z]*, not" "$T/k.err" ||
+			bad="$bad -r $p exit $rc ($(head -1 "$T/k.err"));"
+	done
+	if [ -n "$bad" ]; then
+		fail "wrong kind of path:$bad"
+	else
+		ok "a directory or a socket as file: or -r: exit 78 each, naming the kind"
+	fi
+}
+
+# Item 9: a status directory that an earlier -D nobody run handed over; a root run cannot
+# write there (no DAC override) and says once whose it is and what to do.
+test_status_dir_handed_over() {
+	if ! is_root || ! id nobody >/dev/null 2>&1; then
+		skip "status directory of nobody: needs root and the user nobody"
+		return
+	fi
+	mkdir -p "$T/run/rngd"
+	chmod 755 "$T/run" "$T/run/rngd"
+	chown nobody "$T/run/rngd"
+	mkfifo "$T/sd.fifo"
+	start_logged "$T/sd.log" 10 "cannot write the status file" "status directory of nobody" \
+		-f "${NOSRC[@]}" -O "file:s:path:$T/sd.fifo" -O "rngd:status-file:$T/run/rngd/status.json" \
+		-O rngd:pid-file: -o "$T/sd.out" || return
+	kill -TERM "$pid"
+	wait "$pid"
+	if grep -q "belongs to nobody (uid [0-9]*), not to this rngd (uid 0).*chown 0 $T/run/rngd" "$T/sd.log" &&
+		[ "$(grep -c "cannot write the status file" "$T/sd.log")" -eq 1 ]; then
+		ok "status directory left to nobody: said once, whose it is and how to give it back"
+	else
+		fail "status directory left to nobody: $(grep "status file" "$T/sd.log" | head -2)"
+	fi
+}
+
+test_wrong_kind
+test_status_dir_handed_over
 test_dump_stdout_closed
 test_status_escapes
 test_dump_full

@@ -18,6 +18,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 cd "$tmp" || exit 1
+# A cross build under qemu-user (scripts/cross, tests/emu-run): plain "$RNGD_EMU rngtest".
+if [ -n "${RNGD_EMU:-}" ]; then
+	printf '#!/bin/sh\nexec %s %s "$@"\n' "$RNGD_EMU" "$R" >"$tmp/rngtest.emu"
+	chmod +x "$tmp/rngtest.emu"
+	R=$tmp/rngtest.emu
+fi
 
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -134,6 +140,10 @@ for e in auto avx2 avx512; do
 		echo "skip: engine $e: not supported by this CPU"
 		continue
 	fi
+	if [ $rc = 10 ] && grep -q "rngtest: RNGD_FIPS_ENGINE=$e: unknown engine" err; then
+		echo "skip: engine $e: not in this build (x86-64 only)"
+		continue
+	fi
 	counts err >a
 	RNGD_FIPS_ENGINE=$e "$R" -p <mixed >out 2>/dev/null
 	if [ $rc = $rc_scalar ] && cmp -s a scalar_counts && cmp -s out scalar_out; then
@@ -146,7 +156,7 @@ done
 RNGD_FIPS_ENGINE=bogus "$R" </dev/null 2>err
 rc=$?
 [ $rc = 10 ] || fail "RNGD_FIPS_ENGINE=bogus: exit status $rc, expected 10"
-grep -q -x 'rngtest: RNGD_FIPS_ENGINE=bogus: unknown engine (one of auto, scalar, .*)' err &&
+grep -q -x 'rngtest: RNGD_FIPS_ENGINE=bogus: unknown engine (one of auto, scalar.*)' err &&
 	ok "RNGD_FIPS_ENGINE=bogus" || { fail "RNGD_FIPS_ENGINE=bogus: message"; cat err; }
 
 # ---- -c stops, and reads no more than it needs ----

@@ -51,6 +51,7 @@ static size_t last_read_size;
 static unsigned int current_writes;
 static int write_errno;	       /* writes to rng_current fail with this */
 static const char *write_sets; /* the next write to rng_current sets this instead */
+static const char *switch_to;  /* the next device read: the kernel switches to this meanwhile */
 
 int __real_stat(const char *path, struct stat *st);
 int __real_fstat(int fd, struct stat *st);
@@ -96,6 +97,18 @@ ssize_t __wrap_read(int fd, void *buf, size_t n)
 
 	if (__real_fstat(fd, &st) == 0 && is_dev(&st)) {
 		last_read_size = n;
+		if (switch_to) {
+			char path[PATH_MAX + 32];
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/rng_current", sysfs_dir);
+			f = fopen(path, "we");
+			if (f) {
+				fprintf(f, "%s\n", switch_to);
+				fclose(f);
+			}
+			switch_to = NULL;
+		}
 		if (read_errno) {
 			errno = read_errno;
 			return -1;
@@ -275,15 +288,52 @@ static void test_misc_current_backend(void **state)
 	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
 
 	/*
-	 * Issue 12: an administrator lowers rng_quality; the reader obeys within a second,
-	 * without a re-open (not at once: sysfs is read at most once a second).
+	 * Issue 12: an administrator lowers rng_quality; the reader obeys from the next read
+	 * on, without a re-open.
 	 */
 	put("rng_quality", "100");
 	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
-	assert_int_equal(fake_source_found_quality(src), 700);
-	usleep(1100 * 1000);
-	assert_int_equal(source_hwrng.read(src, buf, 100), 100);
 	assert_int_equal(fake_source_found_quality(src), 100);
+	source_hwrng.fini(src);
+	fake_source_free(src);
+}
+
+/*
+ * Each read is worth the quality of the backend it came from (issue 18: stamped at read
+ * time): the take-over's kept quality only for the backend it holds, the other backend's
+ * rng_quality after a switch, 0 for a read during which the kernel switched.
+ */
+static void test_quality_of_each_read(void **state)
+{
+	struct source *src;
+	char why[256];
+	uint8_t buf[100];
+
+	(void)state;
+	sysfs_tree("virtio_rng.0", "virtio_rng.0 tpm-rng-0 none", "0"); /* taken over: 0 */
+	src = new_src(&source_hwrng, NULL, NULL);
+	assert_int_equal(source_hwrng.init(src, why, sizeof(why)), 0);
+	fake_source_keep_quality(src, "virtio_rng.0", 1024);
+	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), 100);
+	assert_int_equal(fake_source_found_quality(src), 1024);
+
+	/* The kernel switches during a read: what came from which is unknown: 0. */
+	put("rng_quality", "512");
+	switch_to = "tpm-rng-0";
+	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), 100);
+	assert_int_equal(fake_source_found_quality(src), 0);
+	/* The next read is the other backend's: its own quality, not virtio's kept 1024. */
+	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), 100);
+	assert_int_equal(fake_source_found_quality(src), 512);
+	/* Back to the held one: its kept quality again. */
+	put("rng_current", "virtio_rng.0");
+	put("rng_quality", "0");
+	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), 100);
+	assert_int_equal(fake_source_found_quality(src), 1024);
+	/* Nothing kept (given back, or another mode): rng_quality. */
+	fake_source_keep_quality(src, NULL, -1);
+	assert_int_equal(source_hwrng.read(src, buf, sizeof(buf)), 100);
+	assert_int_equal(fake_source_found_quality(src), 0);
 	source_hwrng.fini(src);
 	fake_source_free(src);
 }
@@ -698,7 +748,7 @@ static void test_bad_devices(void **state)
 
 	src = fake_source_new(&source_hwrng, NULL, o3);
 	assert_int_equal(source_hwrng.probe(src, why, sizeof(why)), -EINVAL);
-	assert_string_equal(why, "/tmp is not a character device, regular file or FIFO");
+	assert_string_equal(why, "/tmp is a directory, not a character device, regular file or FIFO");
 	fake_source_free(src);
 }
 
@@ -800,6 +850,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_misc_current_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_quality_absent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_quality_of_each_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_current_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_select_backend, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_backend, setup, teardown),

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -44,7 +47,7 @@ static struct {
 	int cur; /* -1: none */
 	int selected;
 } k;
-static unsigned int quality_writes;
+static unsigned int quality_writes, current_writes;
 static bool state_seen_at_write; /* the state file existed when 0 was written */
 
 static char dev_path[PATH_MAX]; /* stat() says it is the misc hwrng, char 10:183 */
@@ -123,6 +126,27 @@ static bool is_attr(const char *path, const char *attr)
 	return strncmp(path, dir, n) == 0 && path[n] == '/' && strcmp(path + n + 1, attr) == 0;
 }
 
+/* rng_current: a registered name is selected, "none" drops the current one, "" picks the best. */
+static int store_current(const char *value)
+{
+	if (value[0] == '\0') {
+		enable_best();
+	} else if (strcmp(value, "none") == 0) {
+		k.cur = -1;
+		k.selected = 1;
+	} else {
+		for (int i = 0; i < k.n; i++) {
+			if (strcmp(k.name[i], value) == 0) {
+				k.cur = i;
+				k.selected = 1;
+			}
+		}
+	}
+	current_writes++;
+	publish();
+	return 0;
+}
+
 int __wrap_write_text_file(const char *path, const char *value)
 {
 	char line[64];
@@ -131,20 +155,8 @@ int __wrap_write_text_file(const char *path, const char *value)
 		snprintf(line, sizeof(line), "%s\n", value);
 		return store_quality(line, strlen(line));
 	}
-	if (is_attr(path, "rng_current")) {
-		if (value[0] == '\0') {
-			enable_best();
-		} else {
-			for (int i = 0; i < k.n; i++) {
-				if (strcmp(k.name[i], value) == 0) {
-					k.cur = i;
-					k.selected = 1;
-				}
-			}
-		}
-		publish();
-		return 0;
-	}
+	if (is_attr(path, "rng_current"))
+		return store_current(value);
 	return __real_write_text_file(path, value);
 }
 
@@ -173,6 +185,13 @@ ssize_t __wrap_pwrite(int fd, const void *buf, size_t n, off_t off)
 
 			return r < 0 ? (errno = -r, -1) : (ssize_t)n;
 		}
+		if (is_attr(path, "rng_current")) {
+			char v[64];
+
+			snprintf(v, sizeof(v), "%.*s", (int)strcspn(buf, "\n"), (const char *)buf);
+			store_current(v);
+			return (ssize_t)n;
+		}
 	}
 	return __real_pwrite(fd, buf, n, off);
 }
@@ -186,7 +205,7 @@ static void kernel(int n, const char *a, unsigned int qa, const char *b, unsigne
 	k.quality[1] = qb;
 	k.cur = n > 0 ? 0 : -1;
 	k.selected = 0;
-	quality_writes = 0;
+	quality_writes = current_writes = 0;
 	state_seen_at_write = false;
 	publish();
 }
@@ -223,6 +242,25 @@ static void open_kh(struct kernel_hwrng *kh)
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
 	kh->fd = open(path, O_WRONLY | O_CLOEXEC);
 	assert_true(kh->fd >= 0);
+	snprintf(path, sizeof(path), "%s/rng_current", dir);
+	kh->cur_fd = open(path, O_WRONLY | O_CLOEXEC);
+	kh->cur_rfd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(kh->cur_fd >= 0 && kh->cur_rfd >= 0);
+}
+
+/* The quality the take-over keeps for backend, -1 when none. */
+static int kept(struct source *src, const char *backend)
+{
+	unsigned int q;
+
+	return source_kept_quality(src, backend, &q) ? (int)q : -1;
+}
+
+/* As user rngd under the unit: rng_quality granted, rng_current not writable. */
+static void open_kh_unprivileged(struct kernel_hwrng *kh)
+{
+	open_kh(kh);
+	closep(&kh->cur_fd);
 }
 
 static unsigned int sysfs_quality(void)
@@ -234,6 +272,79 @@ static unsigned int sysfs_quality(void)
 	assert_true(read_text_file(path, buf, sizeof(buf)) > 0);
 	assert_int_equal(parse_uint(buf, 0, 1024, &v), 0);
 	return (unsigned int)v;
+}
+
+/* stderr (the log) into a file from here on; log_text() reads it since then. */
+static int saved_stderr = -1;
+static char log_path[PATH_MAX];
+
+static void log_capture(void)
+{
+	int fd;
+
+	snprintf(log_path, sizeof(log_path), "%s/log", tmpdir);
+	fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	if (saved_stderr < 0)
+		saved_stderr = dup(2);
+	assert_int_equal(dup2(fd, 2), 2);
+	close(fd);
+}
+
+static const char *log_text(void)
+{
+	static char text[16384];
+
+	fflush(stderr);
+	text[0] = '\0';
+	(void)read_text_file(log_path, text, sizeof(text));
+	return text;
+}
+
+static void log_release(void)
+{
+	fflush(stderr);
+	if (saved_stderr >= 0) {
+		dup2(saved_stderr, 2);
+		close(saved_stderr);
+		saved_stderr = -1;
+	}
+}
+
+/* A set whose hwrng source reads the (fake) misc hwrng of dir; *src its source. */
+static struct source_set *make_set(struct conf *c, struct source **src)
+{
+	char conf_text[3 * PATH_MAX], err[512];
+	struct source_set *set = NULL;
+	const char *d = NULL;
+	FILE *f;
+
+	snprintf(dev_path, sizeof(dev_path), "%s/hwrng", tmpdir);
+	f = fopen(dev_path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(conf_text, sizeof(conf_text),
+		 "[source hwrng]\ndevice = %s\nsysfs = %s\n[source via]\nenabled = no\n"
+		 "[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n"
+		 "[source rndr]\nenabled = no\n", dev_path,
+		 dir);
+	conf_init(c, source_check_section);
+	assert_int_equal(
+		conf_load_string(c, "t.conf", conf_text, strlen(conf_text), err, sizeof(err)), 0);
+	assert_int_equal(source_set_new(&set, c, err, sizeof(err)), 0);
+	assert_int_equal(source_set_init(set), 1);
+	*src = kernel_hwrng_reader(set, &d);
+	assert_non_null(*src);
+	assert_string_equal(d, dir);
+	return set;
+}
+
+static void free_set(struct source_set *set, struct conf *c)
+{
+	source_set_free(set);
+	conf_free(c);
+	dev_path[0] = '\0';
 }
 
 static void test_mode_and_path(void **st)
@@ -444,7 +555,8 @@ static void test_update_with_set(void **st)
 	kernel(2, "virtio_rng.0", 1000, "tpm-rng-0", 0);
 	snprintf(conf_text, sizeof(conf_text),
 		 "[source hwrng]\ndevice = %s\nsysfs = %s\n[source via]\nenabled = no\n"
-		 "[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n", dev_path,
+		 "[source rdseed]\nenabled = no\n[source rdrand]\nenabled = no\n"
+		 "[source rndr]\nenabled = no\n", dev_path,
 		 dir);
 	conf_init(&c, source_check_section);
 	assert_int_equal(
@@ -459,7 +571,7 @@ static void test_update_with_set(void **st)
 	kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, dir, state, set);
 	assert_true(kh.taken);
 	assert_int_equal(sysfs_quality(), 0);
-	assert_int_equal(source_quality(src), 1000);
+	assert_int_equal(kept(src, "virtio_rng.0"), 1000);
 
 	/* The administrator selects the other backend: the old one gets 1000 back. */
 	k.cur = 1;
@@ -482,7 +594,7 @@ static void test_update_with_set(void **st)
 	kernel_hwrng_update(&kh, set);
 	assert_int_equal(sysfs_quality(), 0);
 	assert_int_equal(kh.quality, 1024);
-	assert_int_equal(source_quality(src), 1024);
+	assert_int_equal(kept(src, "virtio_rng.0"), 1024);
 	assert_true(read_text_file(state, text, sizeof(text)) > 0);
 	assert_non_null(strstr(text, "quality=1024"));
 
@@ -494,6 +606,343 @@ static void test_update_with_set(void **st)
 	kernel_hwrng_stop(&kh);
 	source_set_free(set);
 	conf_free(&c);
+}
+
+
+/*
+ * Two daemons: the second neither takes the first's 0 for an original (its state file is
+ * the live daemon's, not a crash's) nor writes anything; it names the first's pid, and
+ * takes over once the first has stopped.
+ */
+static void test_two_daemons(void **st)
+{
+	struct kernel_hwrng a, b;
+	char text[512], want[64];
+
+	(void)st;
+	kernel(1, "virtio_rng.0", 1024, NULL, 0);
+	open_kh(&a);
+	open_kh(&b);
+	assert_int_equal(kernel_hwrng_take(&a), 1);
+	quality_writes = 0;
+	log_capture();
+	assert_int_equal(kernel_hwrng_take(&b), 0);
+	assert_int_equal(kernel_hwrng_take(&b), 0); /* each tick: said once */
+	log_release();
+	assert_false(b.taken);
+	assert_true(b.busy);
+	assert_int_equal(b.holder, getpid()); /* from /proc/locks */
+	assert_int_equal(quality_writes, 0);
+	snprintf(want, sizeof(want), "another rngd (pid %ld) holds", (long)getpid());
+	assert_non_null(strstr(log_text(), want));
+	assert_null(strstr(strstr(log_text(), want) + 1, want));
+	assert_null(strstr(log_text(), "earlier run"));
+	assert_null(strstr(log_text(), "stopped without giving it back"));
+	assert_true(read_text_file(state, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "quality=1024"));
+	{
+		const char *backend = NULL;
+
+		assert_string_equal(kernel_hwrng_takeover_state(&b, &backend), "refused");
+		assert_string_equal(backend, "virtio_rng.0");
+	}
+
+	kernel_hwrng_stop(&a);
+	assert_int_equal(sysfs_quality(), 1024);
+	assert_int_equal(kernel_hwrng_take(&b), 1);
+	assert_false(b.busy);
+	assert_int_equal(b.quality, 1024);
+	kernel_hwrng_stop(&b);
+	assert_int_equal(sysfs_quality(), 1024);
+}
+
+/*
+ * As user rngd (no rng_current): a better backend registered while virtio is held makes
+ * the kernel switch; virtio cannot be given back now, so it stays owed, in the state file,
+ * and is not dropped when the other one is taken later; held again when it is current
+ * again; given back at exit. Nothing is taken while another backend could be switched to.
+ */
+static void test_every_backend_owed(void **st)
+{
+	struct kernel_hwrng kh;
+	struct source_set *set;
+	struct source *src;
+	struct conf c;
+	char text[512];
+
+	(void)st;
+	kernel(1, "virtio_rng.0", 1024, NULL, 0);
+	set = make_set(&c, &src);
+	kernel_hwrng_init(&kh);
+	kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, dir, state, set);
+	assert_true(kh.taken);
+	closep(&kh.cur_fd); /* the unit's user: rng_current is root's */
+
+	/* A vTPM registers with 512 > the 0 written: the kernel makes it current. */
+	k.n = 2;
+	k.name[1] = "tpm-rng-0";
+	k.quality[1] = 512;
+	k.cur = 1;
+	publish();
+	quality_writes = 0;
+	kernel_hwrng_update(&kh, set);
+	assert_false(kh.taken);
+	assert_int_equal(kh.n_owed, 1);
+	assert_string_equal(kh.owed[0].backend, "virtio_rng.0");
+	assert_int_equal(k.quality[0], 0);
+	assert_int_equal(k.quality[1], 512); /* not taken: virtio could be switched to */
+	assert_int_equal(quality_writes, 0);
+	assert_true(read_text_file(state, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "backend=virtio_rng.0\nquality=1024"));
+	assert_null(strstr(text, "tpm"));
+	assert_int_equal(kept(src, "virtio_rng.0"), -1); /* not held: what the source finds */
+	assert_int_equal(kept(src, "tpm-rng-0"), -1);
+
+	/* virtio goes (unplugged), the vTPM is alone: taken, virtio's entry kept. */
+	k.n = 1;
+	k.name[0] = "tpm-rng-0";
+	k.quality[0] = 512;
+	k.cur = 0;
+	publish();
+	kernel_hwrng_update(&kh, set);
+	assert_true(kh.taken);
+	assert_int_equal(kh.n_owed, 2);
+	assert_true(read_text_file(state, text, sizeof(text)) > 0);
+	assert_non_null(strstr(text, "backend=virtio_rng.0\nquality=1024"));
+	assert_non_null(strstr(text, "backend=tpm-rng-0\nquality=512"));
+
+	/* virtio back (at the 0 written), the vTPM gone: held again without a write. */
+	kernel(1, "virtio_rng.0", 0, NULL, 0);
+	kernel_hwrng_update(&kh, set);
+	assert_true(kh.taken);
+	assert_string_equal(kh.backend, "virtio_rng.0");
+	assert_int_equal(kh.quality, 1024);
+	assert_int_equal(quality_writes, 0);
+	assert_int_equal(kept(src, "virtio_rng.0"), 1024);
+
+	kernel_hwrng_stop(&kh);
+	assert_int_equal(sysfs_quality(), 1024);
+	assert_int_equal(kh.n_owed, 0);
+	assert_int_equal(access(state, F_OK), -1);
+	free_set(set, &c);
+}
+
+/* Root's daemon (rng_current kept): a backend that is no longer current is made current
+ * for its give-back, and the kernel's own choice is put back after it. */
+static void test_every_backend_given_back_as_root(void **st)
+{
+	struct kernel_hwrng kh;
+
+	(void)st;
+	kernel(2, "virtio_rng.0", 1024, "tpm-rng-0", 0);
+	open_kh(&kh);
+	assert_int_equal(kernel_hwrng_take(&kh), 1); /* 0 vs 0: virtio stays current */
+	k.cur = 1; /* none of rngd's doing: the other one current, automatically */
+	k.selected = 0;
+	publish();
+	kernel_hwrng_give_back(&kh, "test");
+	assert_int_equal(k.quality[0], 1024);
+	assert_int_equal(kh.n_owed, 0);
+	assert_int_equal(k.cur, 0); /* the kernel's choice: the best */
+	assert_int_equal(k.selected, 0);
+	kernel_hwrng_stop(&kh);
+}
+
+/*
+ * The administrator's choice (rng_selected 1): without rng_current the take-over would
+ * clear it and could not set it again, so the backend is left to the kernel (said once,
+ * nothing written); with it, the choice survives take-over and give-back.
+ */
+static void test_selection_survives(void **st)
+{
+	struct kernel_hwrng kh;
+	const char *backend;
+
+	(void)st;
+	kernel(1, "virtio_rng.0", 1024, NULL, 0);
+	k.selected = 1;
+	publish();
+	open_kh_unprivileged(&kh);
+	log_capture();
+	assert_int_equal(kernel_hwrng_take(&kh), 0);
+	assert_int_equal(kernel_hwrng_take(&kh), 0);
+	log_release();
+	assert_false(kh.taken);
+	assert_int_equal(quality_writes + current_writes, 0);
+	assert_int_equal(k.selected, 1);
+	assert_non_null(strstr(log_text(), "chosen by the administrator (rng_selected 1)"));
+	assert_null(strstr(strstr(log_text(), "rng_selected 1") + 1, "rng_selected 1"));
+	assert_string_equal(kernel_hwrng_takeover_state(&kh, &backend), "refused");
+	kernel_hwrng_stop(&kh);
+	assert_int_equal(k.selected, 1);
+	assert_int_equal(sysfs_quality(), 1024);
+	assert_int_equal(access(state, F_OK), -1);
+
+	/* Root's: taken, selection kept; selected again while held, kept at give-back. */
+	open_kh(&kh);
+	assert_int_equal(kernel_hwrng_take(&kh), 1);
+	assert_int_equal(k.selected, 1);
+	k.selected = 0;
+	publish();
+	kernel_hwrng_give_back(&kh, "test");
+	assert_int_equal(k.selected, 0);
+	assert_int_equal(kernel_hwrng_take(&kh), 1);
+	k.selected = 1;
+	publish();
+	kernel_hwrng_stop(&kh);
+	assert_int_equal(k.selected, 1);
+	assert_int_equal(sysfs_quality(), 1024);
+}
+
+/*
+ * A reload from take-over to watch (or leave) gives the backend back and forgets the
+ * remembered quality: the credit follows rng_quality again (0 after a watch demotion).
+ */
+static void test_reload_mode_clears_quality(void **st)
+{
+	static const char *const modes[] = { "watch", "leave" };
+
+	(void)st;
+	for (size_t i = 0; i < 2; i++) {
+		struct kernel_hwrng kh;
+		struct source_set *set;
+		struct source *src;
+		struct conf c;
+
+		kernel(1, "virtio_rng.0", 1000, NULL, 0);
+		set = make_set(&c, &src);
+		kernel_hwrng_init(&kh);
+		kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, dir, state, set);
+		assert_true(kh.taken);
+		assert_int_equal(kept(src, "virtio_rng.0"), 1000);
+		kernel_hwrng_reload(&kh, modes[i], set);
+		assert_int_equal(kept(src, "virtio_rng.0"), -1);
+		assert_false(kh.taken);
+		assert_int_equal(sysfs_quality(), 1000);
+		assert_int_equal(kh.quality, 0);
+		/* watch demotes to 0 (or the administrator does): credited 0, not 1000 */
+		source_set_quality(src, 0);
+		assert_int_equal(source_quality(src), 0);
+		kernel_hwrng_update(&kh, set);
+		assert_int_equal(source_quality(src), 0);
+		kernel_hwrng_stop(&kh);
+		free_set(set, &c);
+	}
+}
+
+/* Started while rng_quality was 0 (left alone): taken over once the administrator raises it. */
+static void test_raised_later(void **st)
+{
+	struct kernel_hwrng kh;
+	struct source_set *set;
+	struct source *src;
+	struct conf c;
+
+	(void)st;
+	kernel(1, "virtio_rng.0", 0, NULL, 0);
+	set = make_set(&c, &src);
+	kernel_hwrng_init(&kh);
+	kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, dir, state, set);
+	assert_false(kh.taken);
+	assert_true(kh.not_needed);
+	kernel_hwrng_update(&kh, set);
+	assert_int_equal(quality_writes, 0);
+	k.quality[0] = 800;
+	publish();
+	log_capture();
+	kernel_hwrng_update(&kh, set);
+	log_release();
+	assert_true(kh.taken);
+	assert_int_equal(kh.quality, 800);
+	assert_int_equal(sysfs_quality(), 0);
+	assert_int_equal(kept(src, "virtio_rng.0"), 800);
+	assert_non_null(strstr(log_text(), "was raised to 800"));
+	kernel_hwrng_stop(&kh);
+	assert_int_equal(sysfs_quality(), 800);
+	free_set(set, &c);
+}
+
+/*
+ * No reader of the kernel's hwrng at start (rng-core loads later): the mode is kept, a
+ * reload with the same mode says nothing about restarting, and the policy acts, saying so,
+ * once a source reads it.
+ */
+static void test_late_rng_core(void **st)
+{
+	struct kernel_hwrng kh;
+	struct source_set *set;
+	struct source *src;
+	struct conf c;
+
+	(void)st;
+	kernel(1, "virtio_rng.0", 1024, NULL, 0);
+	set = make_set(&c, &src);
+	dev_path[0] = '\0'; /* no misc device yet */
+	kernel_hwrng_init(&kh);
+	log_capture();
+	kernel_hwrng_start(&kh, KERNEL_HWRNG_TAKE_OVER, NULL, state, set);
+	kernel_hwrng_update(&kh, set);
+	kernel_hwrng_reload(&kh, "take-over", set); /* the first SIGHUP */
+	assert_int_equal(kh.fd, -1);
+	assert_null(strstr(log_text(), "restart rngd"));
+	snprintf(dev_path, sizeof(dev_path), "%s/hwrng", tmpdir);
+	kernel_hwrng_update(&kh, set);
+	log_release();
+	assert_true(kh.taken);
+	assert_int_equal(sysfs_quality(), 0);
+	assert_non_null(strstr(log_text(), "after rngd started: kernel-hwrng = take-over is "
+					   "active from here on"));
+	kernel_hwrng_stop(&kh);
+	assert_int_equal(sysfs_quality(), 1024);
+	free_set(set, &c);
+}
+
+/*
+ * A crash (SIGABRT, SIGSEGV) gives the held backend back from the signal handler, and only
+ * when it is still the current one.
+ */
+static void crash_child(int sig, bool switch_first)
+{
+	struct kernel_hwrng kh;
+	struct rlimit no_core = { 0, 0 };
+	pid_t pid;
+	int status;
+
+	kernel(2, "virtio_rng.0", 1024, "tpm-rng-0", 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		(void)setrlimit(RLIMIT_CORE, &no_core);
+		signal(SIGSEGV, SIG_DFL); /* cmocka's handlers stay the parent's */
+		signal(SIGABRT, SIG_DFL);
+		open_kh(&kh);
+		if (kernel_hwrng_take(&kh) != 1)
+			_exit(3);
+		if (switch_first) {
+			k.cur = 1;
+			publish();
+		}
+		raise(sig);
+		_exit(4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), sig);
+	unlink(state);
+}
+
+static void test_crash_gives_back(void **st)
+{
+	(void)st;
+	crash_child(SIGABRT, false);
+	assert_int_equal(k.cur, 0);
+	assert_int_equal(sysfs_quality(), 1024);
+	crash_child(SIGSEGV, false);
+	assert_int_equal(sysfs_quality(), 1024);
+	/* Switched before the crash: the other backend's quality is left alone. */
+	crash_child(SIGSEGV, true);
+	k.cur = 1;
+	assert_int_equal(sysfs_quality(), 0);
 }
 
 int main(void)
@@ -510,6 +959,14 @@ int main(void)
 		cmocka_unit_test(test_give_back_switched),
 		cmocka_unit_test(test_no_state_dir),
 		cmocka_unit_test(test_update_with_set),
+		cmocka_unit_test(test_two_daemons),
+		cmocka_unit_test(test_every_backend_owed),
+		cmocka_unit_test(test_every_backend_given_back_as_root),
+		cmocka_unit_test(test_selection_survives),
+		cmocka_unit_test(test_reload_mode_clears_quality),
+		cmocka_unit_test(test_raised_later),
+		cmocka_unit_test(test_late_rng_core),
+		cmocka_unit_test(test_crash_gives_back),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

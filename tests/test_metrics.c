@@ -193,7 +193,7 @@ static void test_families(void **state)
 /* The status file read back gives the same metrics: one snapshot, one formatter. */
 static void test_from_status_file(void **state)
 {
-	char dir[] = "/tmp/rngd-test-metrics-XXXXXX", path[64], cmd[96];
+	char dir[] = "/tmp/rngd-test-metrics-XXXXXX", path[64], cmd[160];
 	struct status_loaded loaded;
 	struct status_doc doc;
 	char *a, *b;

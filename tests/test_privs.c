@@ -151,6 +151,22 @@ static int become_limited_root(void)
 	return 0;
 }
 
+/*
+ * The child's RNDADDENTROPY succeeded. Under qemu-user (a cross build, scripts/cross) the
+ * ioctl is not translated and answers ENOSYS: that part is not checked there, saying so.
+ */
+static void assert_fed(int r)
+{
+	const char *emu = getenv("RNGD_EMU");
+
+	if (emu && r == -ENOSYS) {
+		print_message("SKIP RNDADDENTROPY after the drop: under emulation (%s), "
+			      "which answers it with ENOSYS\n", emu);
+		return;
+	}
+	assert_int_equal(r, 0);
+}
+
 static void run_child(enum pre pre, const char *user, const char *group, struct report *rep)
 {
 	int p[2];
@@ -217,7 +233,7 @@ static void test_drop_to_nobody(void **state)
 	assert_int_equal(rep.groups, 1);
 	assert_int_equal(rep.group0, gr->gr_gid);
 	/* The point of keeping CAP_SYS_ADMIN: feeding the kernel still works. */
-	assert_int_equal(rep.ioctl_r, 0);
+	assert_fed(rep.ioctl_r);
 }
 
 static void test_drop_primary_group(void **state)
@@ -246,7 +262,7 @@ static void test_stay_root(void **state)
 	assert_true(rep.cap_bnd == PRIVS_KEPT_CAPS);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(rep.uid[i], 0);
-	assert_int_equal(rep.ioctl_r, 0);
+	assert_fed(rep.ioctl_r);
 }
 
 static void test_limited_root(void **state)
@@ -261,7 +277,7 @@ static void test_limited_root(void **state)
 	assert_caps_reduced(&rep);
 	assert_true(rep.cap_bnd == PRIVS_KEPT_CAPS);
 	assert_int_equal(rep.uid[0], 0);
-	assert_int_equal(rep.ioctl_r, 0);
+	assert_fed(rep.ioctl_r);
 }
 
 static void test_already_unprivileged(void **state)
@@ -280,7 +296,7 @@ static void test_already_unprivileged(void **state)
 	assert_int_equal(rep.verify_r, 0);
 	assert_caps_reduced(&rep);
 	assert_int_equal(rep.uid[0], nobody);
-	assert_int_equal(rep.ioctl_r, 0);
+	assert_fed(rep.ioctl_r);
 	/* Naming the user it already is, is fine too. */
 	run_child(PRE_SYSTEMD, "nobody", NULL, &rep);
 	assert_int_equal(rep.drop_r, 0);

@@ -856,6 +856,57 @@ static void test_batched_wake(void **state)
 	unlink(tmp_path("fifo"));
 }
 
+/*
+ * Each block is credited at the quality its source had when the block was read (issue 18:
+ * an hwrng's backend switched meanwhile), not at the quality of the moment it is fed.
+ */
+static void test_credit_stamped_at_read(void **state)
+{
+	uint8_t *in, *want;
+	size_t in_len, bytes;
+	struct source_set *set;
+	struct source *src;
+	struct pool *pool;
+	struct iovec iov[8];
+	uint64_t bits;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int wfd;
+
+	(void)state;
+	assert_true(efd >= 0);
+	assert_int_equal(mkfifo(tmp_path("stamp"), 0600), 0);
+	wfd = open(tmp_path("stamp"), O_RDWR | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	while (make_input(&in, &in_len, &want, 2, NULL) != 2) { /* 1 in about 600: again */
+		free(in);
+		free(want);
+	}
+	set = one_file_set(tmp_path("stamp"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(pool_new(&pool, set), 0);
+	source_set_quality(src, 1024); /* what its driver found for the first read */
+	assert_int_equal(source_set_start(set, efd), 0);
+	assert_int_equal(write_full(wfd, in, in_len - BLOCK), 0);
+	wait_held(set, 1);
+	source_set_quality(src, 0); /* ... and for the next one */
+	assert_int_equal(write_full(wfd, in + in_len - BLOCK, BLOCK), 0);
+	wait_held(set, 2);
+	(void)pool_peek(pool, iov, ARRAY_SIZE(iov), 2 * BLOCK, now_ns(), MAX_AGE, 8, &bytes,
+			&bits);
+	assert_int_equal(bytes, 2 * BLOCK);
+	assert_int_equal(bits, BLOCK * 8); /* the first at 1024/1024, the second at 0 */
+	pool_consume(pool, true);
+	source_set_stop(set);
+	pool_free(pool);
+	source_set_free(set);
+	close(wfd);
+	close(efd);
+	free(in);
+	free(want);
+	unlink(tmp_path("stamp"));
+}
+
 static void test_fifo_without_writer(void **state)
 {
 	struct source_set *set;
@@ -1365,6 +1416,7 @@ int main(void)
 		cmocka_unit_test(test_regular_file),
 		cmocka_unit_test(test_fifo_and_stop_latency),
 		cmocka_unit_test(test_batched_wake),
+		cmocka_unit_test(test_credit_stamped_at_read),
 		cmocka_unit_test(test_fifo_without_writer),
 		cmocka_unit_test(test_fifo_writer_comes_and_goes),
 		cmocka_unit_test(test_backoff_on_failures),

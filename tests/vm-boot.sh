@@ -106,6 +106,8 @@ unpack_root() { # dir
 	tar -xpf "$cache/rootfs.tar" -C "$1" || return 1
 	install -D -m 755 "$top/tests/vm/guest-check.sh" "$1/usr/local/libexec/rngd-vmtest/guest-check.sh"
 	install -D -m 755 "$top/debian/tests/smoke" "$1/usr/local/libexec/rngd-vmtest/smoke"
+	install -D -m 755 "$top/tests/vm/plant-hostile.sh" \
+		"$1/usr/local/libexec/rngd-vmtest/plant-hostile"
 	install -D -m 644 "$top/tests/vm/rngd-vmtest.service" "$1/etc/systemd/system/rngd-vmtest.service"
 	systemctl --root="$1" enable rngd-vmtest.service >/dev/null 2>&1 || return 1
 	mkdir -p "$1/root/debs"

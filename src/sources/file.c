@@ -142,7 +142,9 @@ static int kind_ok(const char *path, const struct stat *st, char *why, size_t le
 		return r;
 	if (S_ISREG(st->st_mode) || S_ISFIFO(st->st_mode) || S_ISCHR(st->st_mode))
 		return 0;
-	snprintf(why, len, "'%s' is not a regular file, FIFO or character device", path);
+	/* A path of the wrong kind is a configuration error, whatever the kind (exit 78). */
+	snprintf(why, len, "'%s' is %s, not a regular file, FIFO or character device", path,
+		 file_kind(st));
 	return -EINVAL;
 }
 
@@ -187,6 +189,12 @@ static int file_init(struct source *src, char *why, size_t len)
 	r = file_check(src, why, len);
 	if (r < 0)
 		return r;
+	/* Before the open: a socket cannot be opened at all (ENXIO), and is no less wrong. */
+	if (stat(path, &st) == 0) {
+		r = kind_ok(path, &st, why, len);
+		if (r < 0)
+			return r;
+	}
 	fd = open_read_blocking(path);
 	if (fd < 0) {
 		snprintf(why, len, "cannot open '%s': %s", path, strerror(-fd));

@@ -27,13 +27,6 @@
 #define NAME_SIZE 128
 #define LIST_SIZE 1024
 
-/*
- * rng_quality is re-read this often while reading (and on every open), so that an
- * administrator who lowers it is obeyed within a second, before the next feed (the feed
- * interval is at least 1 s).
- */
-#define QUALITY_REFRESH_NS NSEC_PER_SEC
-
 /* What the hw_random sysfs directory says, and what the source should use. */
 struct hwrng_sysfs {
 	char current[NAME_SIZE];
@@ -46,9 +39,8 @@ struct hwrng_state {
 	int fd;
 	size_t read_size;
 	int hw_error_counter;
-	bool misc;		  /* the misc hwrng: rng_quality applies */
-	bool bulk;		  /* a FIFO or regular file: read many blocks at once */
-	uint64_t quality_read_ns; /* when rng_quality was last read */
+	bool misc; /* the misc hwrng: rng_quality applies */
+	bool bulk; /* a FIFO or regular file: read many blocks at once */
 	/* init selected fs.target (rng_current was fs.current, automatic when prev_auto). */
 	bool changed, prev_auto;
 	struct hwrng_sysfs fs;
@@ -90,7 +82,9 @@ static int classify(const char *path, const struct stat *st, bool *misc, char *w
 		return 0;
 	if (S_ISCHR(st->st_mode))
 		return refuse_kernel_random(path, st, why, len);
-	snprintf(why, len, "%s is not a character device, regular file or FIFO", path);
+	/* A path of the wrong kind is a configuration error, whatever the kind (exit 78). */
+	snprintf(why, len, "%s is %s, not a character device, regular file or FIFO", path,
+		 file_kind(st));
 	return -EINVAL;
 }
 
@@ -329,6 +323,12 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 	struct stat sb;
 	int fd, r;
 
+	/* Before the open: a socket cannot be opened at all (ENXIO), and is no less wrong. */
+	if (stat(dev, &sb) == 0) {
+		r = classify(dev, &sb, &misc, why, len);
+		if (r < 0)
+			return r;
+	}
 	/* Reads block; a FIFO without a writer does not block the open. O_RDONLY (§2.1). */
 	fd = open_read_blocking(dev);
 	if (fd < 0) {
@@ -378,7 +378,6 @@ int hwrng_init(struct source *src, const struct hwrng_profile *p, char *why, siz
 	 */
 	if (S_ISFIFO(sb.st_mode))
 		(void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
-	st->quality_read_ns = now_ns();
 	st->changed = changed;
 	st->prev_auto = prev_auto;
 	st->fs = fs;
@@ -421,9 +420,37 @@ int hwrng_check(struct source *src, const struct hwrng_profile *p, char *why, si
 	return 0;
 }
 
+/*
+ * The quality of what a read just returned, from the backend it came from (so that each
+ * block is credited at its own backend's, stamped at read time): backend was current before
+ * the read; when it still is after it, the take-over's kept quality for it, else its
+ * rng_quality (so an administrator who lowers it is obeyed from the next read on); when
+ * the kernel switched backends meanwhile, 0 (what came from which is unknown).
+ */
+static void read_quality_of(struct source *src, const char *backend)
+{
+	const char *dir = source_opt_str(src, "sysfs");
+	char after[NAME_SIZE], buf[16];
+	unsigned int q;
+	uint64_t v;
+
+	if (sysfs_read(dir, "rng_quality", buf, sizeof(buf)) < 0 ||
+	    parse_uint(buf, 0, 1024, &v) < 0)
+		v = UINT64_MAX; /* before 5.18, or no current backend now */
+	if (sysfs_read(dir, "rng_current", after, sizeof(after)) < 0)
+		return;
+	if (strcmp(after, backend) != 0)
+		source_set_quality(src, 0);
+	else if (source_kept_quality(src, backend, &q))
+		source_set_quality(src, q);
+	else if (v != UINT64_MAX)
+		source_set_quality(src, (unsigned int)v);
+}
+
 ssize_t hwrng_read(struct source *src, void *buf, size_t max)
 {
 	struct hwrng_state *st = source_priv(src);
+	char before[NAME_SIZE];
 	size_t n;
 	ssize_t r;
 
@@ -437,11 +464,12 @@ ssize_t hwrng_read(struct source *src, void *buf, size_t max)
 	 * count, or EINTR when nothing was read). Leftovers of the kernel's 64-byte chunk go
 	 * to the next reader, so short reads waste nothing (§2.1).
 	 */
-	if (st->misc && now_ns() - st->quality_read_ns >= QUALITY_REFRESH_NS) {
-		read_quality(src);
-		st->quality_read_ns = now_ns();
-	}
+	if (st->misc &&
+	    sysfs_read(source_opt_str(src, "sysfs"), "rng_current", before, sizeof(before)) < 0)
+		before[0] = '\0';
 	r = read(st->fd, buf, n);
+	if (r > 0 && st->misc && before[0])
+		read_quality_of(src, before);
 	if (r >= 0)
 		return r; /* 0: end of a regular file or a FIFO without writer */
 	switch (errno) {

@@ -176,6 +176,55 @@ kernel_hwrng_checks() {
 		until_ok 40 eval 'active && khw_is 0'
 }
 
+# Root's steps against a hostile runtime directory (rngd(8), SECURITY): a drop-in runs
+# plant-hostile as User=rngd after the daemon stopped and before root's restore; the restore
+# must leave the canaries (root's files: hash, owner, mode) alone, put rng_quality back,
+# say what it refused, and end at once.
+canaries() {
+	local f
+	for f in /etc/shadow /etc/passwd /root/vmtest-victim; do
+		echo "$f $(stat -c '%u:%g:%a' "$f") $(sha256sum <"$f" | cut -c1-64)"
+	done
+}
+hostile_checks() {
+	local orig before round t0 t1 drop=/run/systemd/system/rngd.service.d
+	echo secret >/root/vmtest-victim
+	chmod 600 /root/vmtest-victim
+	before=$(canaries)
+	until_ok 30 eval 'active && khw_is 0'
+	orig=$(rngd_log | sed -n 's/.*took over [^ ]* (rng_quality \([0-9]*\) .*/\1/p' | tail -1)
+	mkdir -p $drop
+	for round in 1 2; do
+		printf '[Service]\nExecStopPost=\nExecStopPost=%s %s\nExecStopPost=+%s --restore-kernel-hwrng\n' \
+			/usr/local/libexec/rngd-vmtest/plant-hostile "$round" "$(command -v rngd)" \
+			>$drop/hostile.conf
+		systemctl daemon-reload
+		systemctl reset-failed rngd.service 2>/dev/null
+		systemctl start rngd.service
+		until_ok 30 eval 'active && khw_is 0'
+		t0=$(ms_now)
+		systemctl stop rngd.service
+		t1=$(ms_now)
+		info "hostile round $round: stop took $((t1 - t0)) ms;" \
+			"$(journalctl -b -u rngd.service -o cat | grep -E 'plant-hostile|refused|not in rng_available' | tail -3 | tr '\n' '|')"
+		check "hostile round $round: root's restore left /etc/shadow, /etc/passwd and a 0600 file alone" \
+			eval '[ "$(canaries)" = "$before" ]'
+		check "hostile round $round: rng_quality ${orig:-?}, root:root 644 after the stop" \
+			eval 'khw_is "$orig" && [ "$(stat -c "%U:%G %a" $khw)" = "root:root 644" ]'
+		check "hostile round $round: the stop (root's restore included) ended within 5 s" \
+			[ $((t1 - t0)) -lt 5000 ]
+	done
+	check "hostile: the restore said what it refused" \
+		eval 'journalctl -b -u rngd.service -o cat | grep -q "kernel-hwrng.state refused: a symlink"'
+	check "hostile: the planted backend was not written anywhere" \
+		eval 'journalctl -b -u rngd.service -o cat | grep -q "AAAAAAAAAAAAAAAAAAAAAAAA is not in rng_available"'
+	rm -r $drop
+	systemctl daemon-reload
+	systemctl reset-failed rngd.service 2>/dev/null
+	systemctl start rngd.service
+	until_ok 30 active
+}
+
 nodevice_checks() {
 	check "rngd.service not failed without an RNG device" \
 		eval 'until_ok 60 settled rngd.service && ! systemctl is-failed -q rngd.service'
@@ -334,9 +383,10 @@ purge_checks() {
 		eval 'khw_is "$orig" && [ "$(stat -c "%U:%G %a" $khw)" = "root:root 644" ]'
 	check "/dev/hwrng root:root 600 again (the kernel's)" \
 		eval '[ "$(hwrng_perms)" = "root:root 600" ]'
-	left=$(for f in $files /run/rngd /run/rngd.pid /var/lib/systemd/deb-systemd-helper-enabled/rngd.service.dsh-also; do
+	left=$(for f in $files /run/rngd /run/rngd-root /run/rngd.pid /var/lib/systemd/deb-systemd-helper-enabled/rngd.service.dsh-also; do
 		[ -e "$f" ] && [ ! -d "$f" ] && echo "$f"; done)
 	[ -d /run/rngd ] && left="$left /run/rngd"
+	[ -d /run/rngd-root ] && left="$left /run/rngd-root"
 	check "the package's files, its runtime directory and its state are gone" \
 		eval '[ "$(pkg_status rngd)" = not-installed ] || [ -z "$(pkg_status rngd)" ] &&
 			[ -z "$left" ]'
@@ -349,6 +399,7 @@ device)
 	boot_checks
 	lifecycle_checks
 	kernel_hwrng_checks
+	hostile_checks
 	smoke_checks
 	;;
 nodevice)
