@@ -84,7 +84,7 @@ struct source {
 	size_t ahead;		/* bytes read into the free slots from the head on */
 	uint64_t ahead_time_ns; /* when the last of them were read */
 	unsigned int ahead_quality; /* the lowest quality of the reads of them (UINT_MAX: none) */
-	size_t read_max;	/* this read's limit: one block after an open, doubling */
+	size_t read_max;	/* this read's limit: one block at the first open, doubling */
 	char read_why[128];	/* source_read_why(): why the driver's read failed */
 
 	/*

@@ -367,7 +367,10 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 		/*
 		 * A source that computes its data (RDRAND) fills the whole readv before it
 		 * returns: the first block of a stream must not wait for 256 KiB. So the
-		 * limit starts at one block and doubles with each read.
+		 * limit starts at one block and doubles with each read. It is not reset when
+		 * the source is opened again after a back-off: a file or FIFO that failed must
+		 * be read on in large steps, or a long replayed stretch takes a back-off per
+		 * block (tests/hostile.sh, repeated data read to its end).
 		 */
 		while (cnt < (int)ARRAY_SIZE(iov) && room < max &&
 		       (b = ring_write_ahead(&src->ring, (size_t)cnt))) {
@@ -526,7 +529,6 @@ static int read_blocks(struct source *src, char *why, size_t len)
 	}
 	fips_init(&src->fips, seed);
 	wipe(seed, sizeof(seed));
-	src->read_max = FIPS_BLOCK_BYTES;
 	source_fail_window_reset(&src->window);
 	src->blocks_since_open = 0;
 
