@@ -26,6 +26,32 @@ if command -v shellcheck >/dev/null; then
 else
 	skip "shellcheck not installed"
 fi
+# OpenRC's reload, run as openrc-run would (its helpers stubbed): SIGHUP to the pid file's
+# process; a pid file without a number is an error, not a signal to anyone.
+openrc_reload() { # pid file; prints what the stubs saw
+	(
+		ebegin() { :; }
+		eend() { echo "eend $*"; return "$1"; }
+		RC_SVCNAME=rngd
+		# shellcheck disable=SC1090 # the built script
+		. "$top_builddir/init/openrc/rngd"
+		pidfile=$1
+		reload
+	)
+}
+sh -c 'trap "echo hup >>$1" HUP; while :; do sleep 0.05; done' sh "$T/openrc.hup" &
+pids+=($!)
+echo $! >"$T/openrc.pid"
+echo junk >"$T/openrc.bad"
+out=$(openrc_reload "$T/openrc.pid")
+if [ "$out" = "eend 0" ] && wait_until 10 test -s "$T/openrc.hup" &&
+	! openrc_reload "$T/openrc.bad" >/dev/null && ! openrc_reload "$T/none" >/dev/null; then
+	ok "openrc: reload sends SIGHUP to the pid file's process; a pid file without a pid is an error"
+else
+	fail "openrc: reload: '$out', hup file: $(cat "$T/openrc.hup" 2>/dev/null)"
+fi
+kill -TERM "${pids[-1]}" 2>/dev/null
+
 for s in openrc sysv; do
 	if grep -v '^[[:space:]]*#' "$top_builddir/init/$s/rngd" | grep -qw KILL; then
 		fail "init/$s/rngd sends KILL"
