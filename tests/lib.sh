@@ -75,6 +75,17 @@ wait_until() {
 		sleep 0.1
 	done
 }
+# Write file $1: a 4-byte seed and $2 random 2500-byte blocks, the same for the same $2 and
+# $3 (default 1212; Python's random.Random($3 + $2)). The seeds the tests use give blocks
+# that all pass FIPS 140-2.
+make_random() {
+	python3 - "$1" "$2" "${3:-1212}" <<'EOF'
+import random, sys
+path, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(path, "wb") as f:
+    f.write(random.Random(seed + n).randbytes(4 + 2500 * n))
+EOF
+}
 # The default-on CPU sources, and no default sources at all, so that only what a test names
 # runs.
 NOCPU=(-x via -x rdseed -x rdrand -x rndr)
