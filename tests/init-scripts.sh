@@ -39,10 +39,12 @@ openrc_reload() { # pid file; prints what the stubs saw
 		reload
 	)
 }
-sh -c 'trap "echo hup >>$1" HUP; while :; do sleep 0.05; done' sh "$T/openrc.hup" &
+# The stand-in says when its trap is set: a HUP before that would end it.
+sh -c 'trap "echo hup >>$1" HUP; : >"$2"; while :; do sleep 0.05; done' sh "$T/openrc.hup" "$T/openrc.ready" &
 pids+=($!)
 echo $! >"$T/openrc.pid"
 echo junk >"$T/openrc.bad"
+wait_until 30 test -e "$T/openrc.ready"
 out=$(openrc_reload "$T/openrc.pid")
 if [ "$out" = "eend 0" ] && wait_until 10 test -s "$T/openrc.hup" &&
 	! openrc_reload "$T/openrc.bad" >/dev/null && ! openrc_reload "$T/none" >/dev/null; then
