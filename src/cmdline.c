@@ -818,9 +818,10 @@ int cmdline_parse_args(struct options *o, int argc, char **argv, bool debian, ch
 				r = fail(&p, "option '%s' needs a value", argv[optind - 1]);
 			break;
 		}
+		/* Named as written: -Q, not the code of --rng-quality it maps to. */
+		where_of(c, lo, where, sizeof(where));
 		if (debian && !lo)
 			c = debian_code(c);
-		where_of(c, lo, where, sizeof(where));
 		r = parse_one(&p, c, optarg, where);
 	}
 	if (r != 0) {
