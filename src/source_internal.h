@@ -78,7 +78,7 @@ struct source {
 	struct fips_ctx fips;
 	struct source_history *history; /* the daemon's: survives re-opens and reloads */
 	bool history_tried;	/* history taken (NULL: out of memory, said once) */
-	bool tests_seeded;	/* the tests seeded by source_test_now() before the thread */
+	bool tests_seeded;	/* by source_test_now(): the thread's first read_blocks() goes on */
 	bool no_dry_wait;	/* in source_test_now(): a dry read returns -EAGAIN */
 	struct source_fail_window window;
 	uint64_t backoff_ns;

@@ -640,11 +640,15 @@ read_error:
 	return read_failed(src, r, why, len);
 }
 
-/* The reader thread's: seed the tests, then test_blocks() until something goes wrong. */
+/*
+ * The reader thread's: seed the tests (unless source_test_now() did: they go on from there,
+ * the stream in order), then test_blocks() until something goes wrong.
+ */
 static int read_blocks(struct source *src, char *why, size_t len)
 {
-	int r = seed_tests(src, why, len);
+	int r = src->tests_seeded ? 0 : seed_tests(src, why, len);
 
+	src->tests_seeded = false;
 	return r < 0 ? r : test_blocks(src, SIZE_MAX, why, len);
 }
 
