@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,14 +41,50 @@ static int open_pid_file(const char *path, int flags)
 	return open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
 }
 
-int pidfile_lock(struct pidfile *p, const char *path, pid_t *holder, char *why, size_t len)
+/* Whether fd is still the file at path: not unlinked (by the keeper of a daemon that just
+ * exited, or by that daemon itself) between the open and the lock. */
+static bool is_at_path(int fd, const char *path)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+/*
+ * Whether the pid a held lock names is a process that no longer runs (none, or a zombie
+ * that its parent has not reaped yet): the holder is then a keeper removing the file, or a
+ * daemon that has not written its own pid yet.
+ */
+static bool holder_gone(pid_t pid)
+{
+	char path[64], buf[256], *end;
+	ssize_t n;
+	int fd;
+
+	if (pid == 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kill(pid, 0) < 0 && errno == ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')' (comm may hold one). */
+	end = strrchr(buf, ')');
+	return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+}
+
+/* One try: 0, -EAGAIN (the file was unlinked, or is held by a process that has gone: try
+ * again), or -errno with why. */
+static int lock_once(struct pidfile *p, const char *path, pid_t *holder, char *why, size_t len)
 {
 	struct stat st;
 	int fd, r;
 
-	p->fd = p->keeper_fd = -1;
-	p->path = NULL;
-	*holder = 0;
 	fd = open_pid_file(path, O_RDWR | O_CREAT);
 	if (fd < 0) {
 		r = -errno;
@@ -68,12 +106,17 @@ int pidfile_lock(struct pidfile *p, const char *path, pid_t *holder, char *why, 
 					 (long)*holder);
 			else
 				snprintf(why, len, "another rngd is running with it");
-			r = -EBUSY;
+			r = holder_gone(*holder) ? -EAGAIN : -EBUSY;
 		} else {
 			snprintf(why, len, "cannot lock it: %s", strerror(-r));
 		}
 		close(fd);
 		return r;
+	}
+	if (!is_at_path(fd, path)) {
+		close(fd);
+		snprintf(why, len, "removed while being locked");
+		return -EAGAIN;
 	}
 	p->path = strdup(path);
 	if (!p->path) {
@@ -83,6 +126,26 @@ int pidfile_lock(struct pidfile *p, const char *path, pid_t *holder, char *why, 
 	}
 	p->fd = fd;
 	return 0;
+}
+
+/*
+ * A daemon that has just exited leaves its keeper (pidfile_keep_removable()) to remove the
+ * file, racing a new start (restart): while it holds the lock for the removal, the lock's
+ * pid names a process gone, and a lock taken on the file it removes is on no path. Either
+ * is tried again, for up to 2 s; a daemon that runs is refused at once.
+ */
+int pidfile_lock(struct pidfile *p, const char *path, pid_t *holder, char *why, size_t len)
+{
+	const struct timespec tick = { .tv_nsec = 10 * 1000 * 1000 };
+	int r, tries = 200;
+
+	p->fd = p->keeper_fd = -1;
+	p->path = NULL;
+	do {
+		*holder = 0;
+		r = lock_once(p, path, holder, why, len);
+	} while (r == -EAGAIN && --tries > 0 && nanosleep(&tick, NULL) == 0);
+	return r == -EAGAIN ? -EBUSY : r;
 }
 
 int pidfile_write(struct pidfile *p)
@@ -110,7 +173,7 @@ static _Noreturn void keeper(const char *path, int rfd)
 	while (read(rfd, &c, 1) != 0 && errno == EINTR)
 		;
 	fd = open_pid_file(path, O_RDWR);
-	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && is_at_path(fd, path))
 		unlink(path);
 	_exit(0);
 }

@@ -102,13 +102,16 @@ if [ -n "${RNGD_EMU:-}" ]; then
 	skip "the daemon case feeds the kernel, which a program under $RNGD_EMU cannot (RNDADDENTROPY)"
 	finish
 fi
-others=()
-for o in "${known[@]}"; do [ "$o" = "$s" ] || others+=(-x "$o"); done
-: >"$T/empty.conf"
+# The other CPU sources are turned off by the configuration, in rngd's names: on the command
+# line -x rdrand is rng-tools' rdrand, which is both rdseed and rdrand (rngd(8)).
+: >"$T/only.conf"
+for o in "${known[@]}"; do
+	[ "$o" = "$s" ] || printf '[source %s]\nenabled = no\n' "$o" >>"$T/only.conf"
+done
 export RNGD_TEST_CMDLINE=$OFF
 RNGD=$TOOL
 if start_logged "$T/run.log" 10 "$s: random.trust_cpu=off on the kernel command line: mixed in, credited 0" \
-	"daemon, random.trust_cpu=off" -f -c "$T/empty.conf" -x hwrng -x via "${others[@]}" \
+	"daemon, random.trust_cpu=off" -f -c "$T/only.conf" -x hwrng -x via \
 	--kernel-hwrng=leave -R 1 -O rngd:pid-file: -O "rngd:status-file:$T/st.json" \
 	-O rngd:status-interval:1; then
 	ok "log: $(grep -m1 'random.trust_cpu' "$T/run.log")"

@@ -238,6 +238,27 @@ test_pid_file() {
 		ok "pid file removed at exit"
 	fi
 
+	# A restart meets the keeper of a daemon that has just exited (after a -D drop) as it
+	# removes the pid file: the lock held by a process the file does not name (a pid that
+	# has gone), then the file removed. The new start waits for it and takes a file of its
+	# own; it does not refuse, nor lock the removed one.
+	local kept=$T/kept.pid fifth="" dead
+	dead=$(sh -c 'echo $$')
+	echo "$dead" >"$kept"
+	flock -x "$kept" sh -c ': >"$1.held"; sleep 0.5; rm -f "$2"' sh "$T/kept" "$kept" &
+	wait_until 10 test -e "$T/kept.held"
+	bg_rngd "$kept" "$T/st5/status.json" 2>"$T/kept.err"
+	rc=$?
+	fifth=$(pid_in "$kept")
+	[ -n "$fifth" ] && pids+=("$fifth")
+	if [ $rc -eq 0 ] && [ -n "$fifth" ] && [ "$fifth" != "$dead" ] &&
+		wait_until 10 status_is "$T/st5/status.json" "$fifth"; then
+		ok "pid file held by a keeper naming a gone pid $dead, then removed: the new start waits and writes pid $fifth"
+	else
+		fail "pid file held by a keeper, then removed: exit $rc, pid file '$fifth': $(cat "$T/kept.err")"
+	fi
+	[ -n "$fifth" ] && kill -TERM "$fifth"
+
 	mkfifo "$T/pid.fifo"
 	timeout 10 "$RNGD" "${NOSRC[@]}" -O "file:idle:path:$T/idle.fifo" -p "$T/pid.fifo" \
 		-O "rngd:status-file:$T/st3/status.json" 2>"$T/fifo.err"
