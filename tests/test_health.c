@@ -308,7 +308,7 @@ static size_t table_entries(const struct health *h, size_t *anchors)
 	*anchors = 0;
 	for (size_t i = 0; i < 2 * h->cap; i++)
 		n += h->table[i] != 0;
-	for (size_t b = 0; b < h->cap * HEALTH_ABUCKETS / HEALTH_HISTORY; b++)
+	for (size_t b = 0; b < (uint64_t)h->cap * HEALTH_ABUCKETS / HEALTH_HISTORY; b++)
 		for (int k = 0; k < HEALTH_ASLOTS; k++)
 			*anchors += h->atable[b][k] != 0;
 	return n;
@@ -435,7 +435,7 @@ static void test_same_everywhere(void **state)
 	assert_int_equal(h->cap, 512);
 	for (size_t i = 0; i < 2 * h->cap; i++)
 		f = (f ^ h->table[i]) * 0x100000001b3ull;
-	for (size_t i = 0; i < h->cap * HEALTH_ABUCKETS / HEALTH_HISTORY; i++)
+	for (size_t i = 0; i < (uint64_t)h->cap * HEALTH_ABUCKETS / HEALTH_HISTORY; i++)
 		for (int k = 0; k < HEALTH_ASLOTS; k++)
 			f = (f ^ h->atable[i][k]) * 0x100000001b3ull;
 	for (size_t i = 0; i < h->a_count; i++)
