@@ -3,7 +3,7 @@
 # machine's VM lock, the guest's root from the cached image ($cache, tests/vm/image.sh) and
 # its disk, and one qemu run. Source it with the script's name, then set cache:
 #   . "$top/tests/vm/lib.sh" NAME
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2154 # vm_rc, vm_secs: the caller's; cache: set by it
 vm_name=$1
 vm_limit=${RNGD_VM_TIMEOUT:-420} # seconds per qemu run, checks (and a reboot) included
 # TCG: KVM nested guests can hang on these machines; RNGD_VM_ACCEL=kvm to try KVM.
