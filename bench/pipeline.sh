@@ -10,23 +10,12 @@
 #   OUR-RNGD  our binary (default: build/plain/rngd of this tree)
 #   -n RUNS   runs of each (default 3)
 #   -s MB     input size in 10^6 bytes (default 300)
-# RNGD_FIPS_ENGINE (rngd(8)) passes through, e.g. RNGD_FIPS_ENGINE=avx2.
+# RNGD_FIPS_ENGINE (rngd(8)) passes through, e.g. RNGD_FIPS_ENGINE=avx2. Installs rng-tools5
+# with apt-get when /usr/bin/rngtest is missing (needs root).
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
-runs=3
-mb=300
-while getopts n:s:h opt; do
-	case $opt in
-	n) runs=$OPTARG ;;
-	s) mb=$OPTARG ;;
-	*) sed -n '4,12s/^# \{0,1\}//p' "$0"; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-ours=${1:-$top/build/plain/rngd}
-ref=/usr/bin/rngtest
-[ -x "$ours" ] || { echo "bench: $ours not found; build it first (./scripts/build plain)" >&2; exit 1; }
-[ -x "$ref" ] || { echo "bench: $ref missing (apt-get install rng-tools5)" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_options 300 rngd "$@"
 
 dir=/dev/shm
 [ -w "$dir" ] || dir=${TMPDIR:-/tmp}
@@ -34,16 +23,16 @@ tmp=$(mktemp -d "$dir/rngd-pipeline.XXXXXX")
 feeder=
 trap '[ -n "$feeder" ] && kill "$feeder" 2>/dev/null; rm -rf "$tmp"' EXIT
 input=$tmp/random.bin
-head -c $((mb * 1000000)) /dev/urandom >"$input"
-out=$((mb * 1000000 - 2000000))
+head -c $((size * 1000000)) /dev/urandom >"$input"
+out=$((size * 1000000 - 2000000))
 
 now() { date +%s%N; }
 rate() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.1f", b / 1e6 / (ns / 1e9) }'; }
 
-echo "pipeline benchmark: $mb MB through a FIFO, $runs runs each, alternating;" \
+echo "pipeline benchmark: $size MB through a FIFO, $runs runs each, alternating;" \
 	"host load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  ours: $ours -f -x rdseed -x rdrand -r FIFO -o /dev/stdout (engine ${RNGD_FIPS_ENGINE:-auto})"
-echo "  ref:  $ref -p <file ($(dpkg-query -W -f '${Package} ${Version}' rng-tools5 2>/dev/null || echo unknown))"
+echo "  ref:  $ref -p <file ($(ref_version))"
 ratios=
 i=1
 while [ "$i" -le "$runs" ]; do
@@ -62,12 +51,10 @@ while [ "$i" -le "$runs" ]; do
 	"$ref" -p <"$input" >/dev/null 2>&1 || true
 	t3=$(now)
 	o=$(rate "$out" $((t1 - t0)))
-	p=$(rate $((mb * 1000000)) $((t3 - t2)))
+	p=$(rate $((size * 1000000)) $((t3 - t2)))
 	r=$(awk -v a="$o" -v b="$p" 'BEGIN { printf "%.2f", a / b }')
 	ratios="$ratios $r"
 	printf '  run %d: rngd %8s MB/s   rng-tools5 rngtest -p %6s MB/s   ratio %sx\n' "$i" "$o" "$p" "$r"
 	i=$((i + 1))
 done
-median=$(echo "$ratios" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 }
-	END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-echo "  median ratio (rngd / rng-tools' FIPS speed): ${median}x"
+echo "  median ratio (rngd / rng-tools' FIPS speed): $(median_of "$ratios")x"

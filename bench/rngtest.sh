@@ -9,31 +9,14 @@
 #   -s MIB       size of the random input in MiB (default 256)
 # Installs rng-tools5 with apt-get when /usr/bin/rngtest is missing (needs root).
 set -eu
-top=$(cd "$(dirname "$0")/.." && pwd)
-runs=3
-mib=256
-while getopts n:s:h opt; do
-	case $opt in
-	n) runs=$OPTARG ;;
-	s) mib=$OPTARG ;;
-	*) sed -n '4,9s/^# \{0,1\}//p' "$0"; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
-ours=${1:-$top/build/plain/rngtest}
-ref=/usr/bin/rngtest
-
-[ -x "$ours" ] || { echo "bench: $ours not found; build it first (./scripts/build plain)" >&2; exit 1; }
-if [ ! -x "$ref" ]; then
-	echo "bench: installing rng-tools5 for $ref" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q rng-tools5 >/dev/null ||
-		{ echo "bench: cannot install rng-tools5" >&2; exit 1; }
-fi
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_options 256 rngtest "$@"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 input=$tmp/random.bin
-head -c $((mib * 1024 * 1024)) /dev/urandom >"$input"
+head -c $((size * 1024 * 1024)) /dev/urandom >"$input"
 bytes=$(wc -c <"$input")
 cat "$input" >/dev/null # into the page cache for both
 
@@ -46,9 +29,9 @@ run() {
 }
 mbs() { awk -v b="$bytes" -v ns="$1" 'BEGIN { printf "%.1f", b / 1e6 / (ns / 1e9) }'; }
 
-echo "rngtest benchmark: $mib MiB from /dev/urandom, $runs runs each, alternating"
+echo "rngtest benchmark: $size MiB from /dev/urandom, $runs runs each, alternating"
 echo "  ours: $ours"
-echo "  ref:  $ref ($(dpkg-query -W -f '${Package} ${Version}' rng-tools5 2>/dev/null || echo unknown))"
+echo "  ref:  $ref ($(ref_version))"
 ratios=
 i=1
 while [ "$i" -le "$runs" ]; do
@@ -60,9 +43,7 @@ while [ "$i" -le "$runs" ]; do
 		"$(mbs "$ns_ours")" "$(mbs "$ns_ref")" "$r"
 	i=$((i + 1))
 done
-median=$(echo "$ratios" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 }
-	END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-echo "  median ratio (ours faster by): ${median}x"
+echo "  median ratio (ours faster by): $(median_of "$ratios")x"
 
 # Verdicts of the last runs: successes, failures and per-test counts.
 counts() { grep -E '^rngtest: (FIPS 140-2|bits received)' "$1"; }

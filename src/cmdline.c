@@ -578,12 +578,26 @@ static int debian_letter(struct parse *p, int c)
 	return fail(p, "invalid option -- '%c'", c);
 }
 
-/* One option of either dialect; c is the long-option code where the two differ. */
-static int parse_one(struct parse *p, int c, const char *arg, const char *where)
-{
-	struct options *o = p->o;
-	uint64_t n;
+/* The options that set a configuration key to their value: [rngd]'s, or source's. */
+static const struct {
+	int c;
+	const char *source, *key;
+} key_options[] = {
+	{ 'r', "hwrng", "device" },
+	{ 'o', NULL, "random-device" },
+	{ 'p', NULL, "pid-file" },
+	{ 's', NULL, "feed-bytes" },
+	{ 'e', NULL, "entropy-count" },
+	{ 'D', NULL, "user" },
+	{ OPT_METRICS_FILE, NULL, "metrics-file" },
+	{ OPT_METRICS_INTERVAL, NULL, "metrics-interval" },
+	{ OPT_KERNEL_HWRNG, NULL, "kernel-hwrng" },
+	{ OPT_STATS_INTERVAL, NULL, "stats-interval" },
+};
 
+/* The options that say what rngd does and how it talks, no key's: whether c is one. */
+static bool run_option(struct options *o, int c, const char *arg)
+{
 	switch (c) {
 	case 'f':
 		o->foreground = true;
@@ -604,36 +618,6 @@ static int parse_one(struct parse *p, int c, const char *arg, const char *where)
 	case 'l':
 		o->list = true;
 		break;
-	case 'x':
-	case 'n':
-		return source_switch(p, arg, c == 'n', where);
-	case 'O':
-		return parse_option_arg(p, arg);
-	case 'r':
-		add_override(o, "hwrng", "device", arg, where);
-		break;
-	case 'o':
-		add_override(o, NULL, "random-device", arg, where);
-		break;
-	case 'p':
-		add_override(o, NULL, "pid-file", arg, where);
-		break;
-	case 's':
-		add_override(o, NULL, "feed-bytes", arg, where);
-		break;
-	case 'W':
-		return watermark(p, arg, where);
-	case 'R':
-		if (strcasecmp(arg, "stream") == 0 || strcasecmp(arg, "viapadlock") == 0)
-			return fail(p,
-				    "%s: -R is rng-tools 6's --force-reseed=SECONDS; "
-				    "rng-tools-debian's driver is --rng-driver=%s",
-				    where, arg);
-		add_override(o, NULL, "feed-interval", arg, where);
-		break;
-	case 'e':
-		add_override(o, NULL, "entropy-count", arg, where);
-		break;
 	case 't':
 		o->test_mode = true;
 		o->foreground = true;
@@ -644,9 +628,6 @@ static int parse_one(struct parse *p, int c, const char *arg, const char *where)
 	case 'u':
 		/* rng-tools' "use slow sources": every source is always read here. */
 		break;
-	case 'D':
-		add_override(o, NULL, "user", arg, where);
-		break;
 	case 'v':
 	case 'V':
 		o->version = true;
@@ -654,6 +635,10 @@ static int parse_one(struct parse *p, int c, const char *arg, const char *where)
 	case 'c':
 		o->config_path = arg;
 		o->config_explicit = true;
+		break;
+	case 'h':
+	case OPT_HELP:
+		o->help = true;
 		break;
 	case OPT_CHECK_CONFIG:
 		o->check_config = true;
@@ -665,15 +650,6 @@ static int parse_one(struct parse *p, int c, const char *arg, const char *where)
 		o->status_format = STATUS_FORMAT_JSON;
 		o->status_format_option = "--json";
 		break;
-	case OPT_FORMAT:
-		o->status_format_option = "--format";
-		return parse_format(p, arg);
-	case OPT_METRICS_FILE:
-		add_override(o, NULL, "metrics-file", arg, where);
-		break;
-	case OPT_METRICS_INTERVAL:
-		add_override(o, NULL, "metrics-interval", arg, where);
-		break;
 	case OPT_ONCE:
 		o->once = true;
 		o->foreground = true;
@@ -682,25 +658,27 @@ static int parse_one(struct parse *p, int c, const char *arg, const char *where)
 		o->dump = arg;
 		o->foreground = true;
 		break;
-	case OPT_FORCE_OUTPUT:
-		add_override(o, NULL, "force-output", "yes", where);
-		break;
-	case OPT_KERNEL_HWRNG:
-		add_override(o, NULL, "kernel-hwrng", arg, where);
-		break;
 	case OPT_RESTORE_KERNEL_HWRNG:
 		o->restore_kernel_hwrng = true;
 		break;
 	case OPT_GRANT_KERNEL_HWRNG:
 		o->grant_kernel_hwrng = arg ? arg : "rngd";
 		break;
-	case OPT_DUMP_BYTES:
-		if (parse_uint(arg, 1, UINT64_MAX, &o->dump_bytes) < 0)
-			return fail(p, "option --dump-bytes: '%s' is not a positive number", arg);
-		break;
 	case OPT_IMPORT_RNG_TOOLS:
 		o->import = true;
 		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/* rng-tools-debian's long options (and its letters, by debian_code()), and unknown letters. */
+static int debian_option(struct parse *p, int c, const char *arg, const char *where)
+{
+	uint64_t n;
+
+	switch (c) {
 	case OPT_HRNG:
 	case OPT_RNG_DRIVER:
 		return old_driver(p, arg, c == OPT_HRNG, where);
@@ -728,19 +706,57 @@ static int parse_one(struct parse *p, int c, const char *arg, const char *where)
 				    "every feed-interval seconds (60)");
 			break;
 		}
-		add_override(o, NULL, "feed-interval", arg, where);
-		break;
-	case OPT_STATS_INTERVAL:
-		add_override(o, NULL, "stats-interval", arg, where);
-		break;
-	case 'h':
-	case OPT_HELP:
-		o->help = true;
+		add_override(p->o, NULL, "feed-interval", arg, where);
 		break;
 	default:
 		return debian_letter(p, c);
 	}
 	return 0;
+}
+
+/*
+ * One option of either dialect; c is the long-option code where the two differ: a key's
+ * (key_options), what rngd does (run_option), those with a value to check here, and
+ * rng-tools-debian's (debian_option).
+ */
+static int parse_one(struct parse *p, int c, const char *arg, const char *where)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(key_options); i++)
+		if (key_options[i].c == c) {
+			add_override(p->o, key_options[i].source, key_options[i].key, arg, where);
+			return 0;
+		}
+	if (run_option(p->o, c, arg))
+		return 0;
+	switch (c) {
+	case 'x':
+	case 'n':
+		return source_switch(p, arg, c == 'n', where);
+	case 'O':
+		return parse_option_arg(p, arg);
+	case 'W':
+		return watermark(p, arg, where);
+	case 'R':
+		if (strcasecmp(arg, "stream") == 0 || strcasecmp(arg, "viapadlock") == 0)
+			return fail(p,
+				    "%s: -R is rng-tools 6's --force-reseed=SECONDS; "
+				    "rng-tools-debian's driver is --rng-driver=%s",
+				    where, arg);
+		add_override(p->o, NULL, "feed-interval", arg, where);
+		return 0;
+	case OPT_FORMAT:
+		p->o->status_format_option = "--format";
+		return parse_format(p, arg);
+	case OPT_FORCE_OUTPUT:
+		add_override(p->o, NULL, "force-output", "yes", where);
+		return 0;
+	case OPT_DUMP_BYTES:
+		if (parse_uint(arg, 1, UINT64_MAX, &p->o->dump_bytes) < 0)
+			return fail(p, "option --dump-bytes: '%s' is not a positive number", arg);
+		return 0;
+	default:
+		return debian_option(p, c, arg, where);
+	}
 }
 
 /* rng-tools-debian's letters mapped to the codes of the options they mean here. */
@@ -802,9 +818,10 @@ int cmdline_parse_args(struct options *o, int argc, char **argv, bool debian, ch
 				r = fail(&p, "option '%s' needs a value", argv[optind - 1]);
 			break;
 		}
+		/* Named as written: -Q, not the code of --rng-quality it maps to. */
+		where_of(c, lo, where, sizeof(where));
 		if (debian && !lo)
 			c = debian_code(c);
-		where_of(c, lo, where, sizeof(where));
 		r = parse_one(&p, c, optarg, where);
 	}
 	if (r != 0) {

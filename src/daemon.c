@@ -543,6 +543,21 @@ static int feed_cycle(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Blocks fed at most before the threads start: 16 of RDRAND at its default quality
+ * (39 bits each) make 624 bits, over the 256 the kernel's CRNG waits for.
+ */
+#define EARLY_BLOCKS 16
+
+void daemon_seed_early(struct daemon *d)
+{
+	if ((d->mode != DAEMON_FEED && d->mode != DAEMON_ONCE) || !d->sink || output_sink(d))
+		return;
+	for (size_t i = 0; i < EARLY_BLOCKS && !(d->crng_ready = sink_crng_ready()); i++)
+		if (source_set_test_cpu_now(d->set) == 0 || feed_cycle(d) != 0)
+			break;
+}
+
 /* Every source thread healthy or deliberately idle: may we pet the watchdog? */
 static bool all_healthy(struct daemon *d, uint64_t now)
 {
@@ -647,8 +662,11 @@ int daemon_run(struct daemon *d)
 	uint64_t once_deadline = now_ns() + ONCE_TIMEOUT_NS;
 	int r;
 
-	/* The first cycle may finish the job already (--once with data at hand). */
-	r = feed_cycle(d);
+	/*
+	 * The first cycle may finish the job already (--once with data at hand), or
+	 * daemon_seed_early() has (--once and the CRNG ready).
+	 */
+	r = d->mode == DAEMON_ONCE && d->c.feeds && sink_crng_ready() ? 1 : feed_cycle(d);
 	while (r == 0) {
 		struct pollfd p[5] = {
 			{ .fd = d->sig_fd, .events = POLLIN },

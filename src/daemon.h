@@ -100,6 +100,14 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
  */
 void daemon_start_kernel_hwrng(struct daemon *d);
 
+/*
+ * Boot: while the CRNG is not ready, feed the kernel from the CPU sources open now (a
+ * quality above 0), a block at a time, read and tested on this thread as their readers
+ * would, before the privilege drop and the threads (at most EARLY_BLOCKS blocks): the
+ * first credit waits for neither. The daemon's feed and --once modes only.
+ */
+void daemon_seed_early(struct daemon *d);
+
 /* Start the source threads. 0 or -errno (logged). */
 int daemon_start(struct daemon *d);
 

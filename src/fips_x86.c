@@ -192,6 +192,50 @@ static const uint8_t bswap_table[16] __attribute__((aligned(16))) = {
 	7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
 };
 
+/* The block with a zero word before and after it, for unaligned loads on both sides. */
+static inline void padded(uint8_t *pad, const uint8_t *block)
+{
+	memset(pad, 0, 8);
+	memcpy(pad + 8, block, FULL_WORDS * 8);
+	memcpy(pad + 8 + FULL_WORDS * 8, block + FULL_WORDS * 8, TAIL_BYTES);
+	memset(pad + 8 + FULL_WORDS * 8 + TAIL_BYTES, 0, PAD_BYTES - 8 - BYTES);
+}
+
+/*
+ * An engine from its two passes over STEP-byte vectors, NAME_bytes() and NAME_runs() (on
+ * the padded block; returns word 311): defines NAME_counts(), NAME_test() and
+ * fips_engine_NAME, compiled for the engine's target (FN) so that the passes inline into them.
+ */
+#define SIMD_ENGINE(NAME, FN, STEP)                                                   \
+	static FN void NAME##_counts(const uint8_t *block, uint32_t *last_word,       \
+				     struct fips_counts *c)                           \
+	{                                                                             \
+		uint8_t pad[PAD_BYTES] __attribute__((aligned(STEP)));                \
+		uint64_t x311;                                                        \
+                                                                                      \
+		memset(c, 0, sizeof(*c));                                             \
+		NAME##_bytes(block, c);                                               \
+		padded(pad, block);                                                   \
+		x311 = NAME##_runs(pad, c);                                           \
+		finish(block, (BYTES / (STEP)) * (STEP), x311, c);                    \
+		c->repeat |= continuous_ends(block, last_word);                       \
+	}                                                                             \
+                                                                                      \
+	static FN unsigned int NAME##_test(const uint8_t *block, uint32_t *last_word) \
+	{                                                                             \
+		struct fips_counts c;                                                 \
+                                                                                      \
+		NAME##_counts(block, last_word, &c);                                  \
+		return fips_verdict(&c, block);                                       \
+	}                                                                             \
+                                                                                      \
+	const struct fips_engine fips_engine_##NAME = {                               \
+		.name = #NAME,                                                        \
+		.supported = NAME##_supported,                                        \
+		.test = NAME##_test,                                                  \
+		.counts = NAME##_counts,                                              \
+	}
+
 /* ---- AVX2 ---- */
 
 #define AVX2_FN __attribute__((target("avx2,popcnt")))
@@ -350,43 +394,7 @@ static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
 	return be64toh(x311);
 }
 
-/* The block with a zero word before and after it, for unaligned loads on both sides. */
-static inline void padded(uint8_t *pad, const uint8_t *block)
-{
-	memset(pad, 0, 8);
-	memcpy(pad + 8, block, FULL_WORDS * 8);
-	memcpy(pad + 8 + FULL_WORDS * 8, block + FULL_WORDS * 8, TAIL_BYTES);
-	memset(pad + 8 + FULL_WORDS * 8 + TAIL_BYTES, 0, PAD_BYTES - 8 - BYTES);
-}
-
-static AVX2_FN void avx2_counts(const uint8_t *block, uint32_t *last_word,
-				   struct fips_counts *c)
-{
-	uint8_t pad[PAD_BYTES] __attribute__((aligned(32)));
-	uint64_t x311;
-
-	memset(c, 0, sizeof(*c));
-	avx2_bytes(block, c);
-	padded(pad, block);
-	x311 = avx2_runs(pad, c);
-	finish(block, (BYTES / 32) * 32, x311, c);
-	c->repeat |= continuous_ends(block, last_word);
-}
-
-static AVX2_FN unsigned int avx2_test(const uint8_t *block, uint32_t *last_word)
-{
-	struct fips_counts c;
-
-	avx2_counts(block, last_word, &c);
-	return fips_verdict(&c, block);
-}
-
-const struct fips_engine fips_engine_avx2 = {
-	.name = "avx2",
-	.supported = avx2_supported,
-	.test = avx2_test,
-	.counts = avx2_counts,
-};
+SIMD_ENGINE(avx2, AVX2_FN, 32);
 
 /* ---- AVX-512 (F, BW, VBMI2 for double shifts, VPOPCNTDQ) ---- */
 
@@ -502,34 +510,7 @@ static AVX512_FN uint64_t avx512_runs(const uint8_t *pad, struct fips_counts *c)
 	return be64toh(x311);
 }
 
-static AVX512_FN void avx512_counts(const uint8_t *block, uint32_t *last_word,
-				   struct fips_counts *c)
-{
-	uint8_t pad[PAD_BYTES] __attribute__((aligned(64)));
-	uint64_t x311;
-
-	memset(c, 0, sizeof(*c));
-	avx512_bytes(block, c);
-	padded(pad, block);
-	x311 = avx512_runs(pad, c);
-	finish(block, (BYTES / 64) * 64, x311, c);
-	c->repeat |= continuous_ends(block, last_word);
-}
-
-static AVX512_FN unsigned int avx512_test(const uint8_t *block, uint32_t *last_word)
-{
-	struct fips_counts c;
-
-	avx512_counts(block, last_word, &c);
-	return fips_verdict(&c, block);
-}
-
-const struct fips_engine fips_engine_avx512 = {
-	.name = "avx512",
-	.supported = avx512_supported,
-	.test = avx512_test,
-	.counts = avx512_counts,
-};
+SIMD_ENGINE(avx512, AVX512_FN, 64);
 
 #else
 /* Nothing for other CPUs; ISO C wants a declaration in every file. */

@@ -397,8 +397,10 @@ static int run_daemon(struct options *o, struct conf *conf, struct source_set *s
 	ret = lock_pid_file(o, &d, &pid_file);
 	if (!ret)
 		ret = open_sources(&d);
-	if (!ret)
+	if (!ret) {
+		daemon_seed_early(&d);
 		ret = start_daemon(o, &d, &pid_file);
+	}
 	if (ret) /* a failed start puts back what the sources changed (rng_current): rngd(8) */
 		source_set_abort(d.set);
 	else

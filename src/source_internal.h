@@ -77,6 +77,9 @@ struct source {
 	/* The reader thread's alone while it runs (source_reader.c). */
 	struct fips_ctx fips;
 	struct source_history *history; /* the daemon's: survives re-opens and reloads */
+	bool history_tried;	/* history taken (NULL: out of memory, said once) */
+	bool tests_seeded;	/* by source_test_now(): the thread's first read_blocks() goes on */
+	bool no_dry_wait;	/* in source_test_now(): a dry read returns -EAGAIN */
 	struct source_fail_window window;
 	uint64_t backoff_ns;
 	uint64_t blocks_since_open;
@@ -155,6 +158,14 @@ int source_install_interrupt(void);
  */
 void source_change_state(struct source *src, enum source_state state, int err, const char *text);
 /* source_reader.c: the reader thread's body (pthread_create()); arg is the source. */
+/*
+ * Before its thread starts: read, test and publish up to max blocks of an opened source on
+ * the calling thread, as the thread would (history, FIPS gate; the tests are seeded at the
+ * first call). A source with nothing now is not waited for (-EAGAIN). 0 when done or the
+ * ring is full, -EBUSY when the thread runs or the source is not open, or the error that
+ * would have stopped the thread.
+ */
+int source_test_now(struct source *src, size_t max);
 void *source_reader_main(void *arg);
 
 #endif

@@ -302,6 +302,8 @@ static ssize_t read_driver(struct source *src, const struct iovec *iov, int cnt,
 			continue;
 		if (r != 0 && r != -EAGAIN)
 			return r;
+		if (src->no_dry_wait) /* source_test_now(): nothing now is an answer */
+			return -EAGAIN;
 		if (source_sleep(src, dry) < 0)
 			return -ECANCELED;
 		dry = MIN(dry * 2, SOURCE_DRY_MAX_NS);
@@ -507,12 +509,21 @@ static struct block *wait_slot(struct source *src)
 	return atomic_load(&src->stop) ? NULL : b;
 }
 
-/*
- * Seed the continuous test, then read, test and publish blocks until something goes
- * wrong. Returns -ECANCELED when stopping, -EBADMSG when too many blocks failed, or the
- * driver's error; why says what happened.
- */
-static int read_blocks(struct source *src, char *why, size_t len)
+/* The reason for a read error r in why. r, or -ECANCELED as it is. */
+static int read_failed(struct source *src, int r, char *why, size_t len)
+{
+	if (r == -ECANCELED)
+		return r;
+	if (r == -ENODATA)
+		snprintf(why, len, "end of file");
+	else
+		snprintf(why, len, "read: %s", src->read_why[0] ? src->read_why : strerror(-r));
+	src->read_why[0] = '\0';
+	return r;
+}
+
+/* Seed the continuous test from the source. 0 or the read's error (why says it). */
+static int seed_tests(struct source *src, char *why, size_t len)
 {
 	uint8_t seed[4];
 	int r;
@@ -523,23 +534,33 @@ static int read_blocks(struct source *src, char *why, size_t len)
 	 * read-size bytes instead of two.
 	 */
 	r = read_exact(src, seed, sizeof(seed));
-	if (r < 0) {
-		wipe(seed, sizeof(seed));
-		goto read_error;
+	if (r == 0) {
+		fips_init(&src->fips, seed);
+		source_fail_window_reset(&src->window);
+		src->blocks_since_open = 0;
 	}
-	fips_init(&src->fips, seed);
 	wipe(seed, sizeof(seed));
-	source_fail_window_reset(&src->window);
-	src->blocks_since_open = 0;
+	return r < 0 ? read_failed(src, r, why, len) : 0;
+}
 
-	for (;;) {
-		struct block *b = wait_slot(src);
+/*
+ * Read, test and publish blocks until something goes wrong, or (max < SIZE_MAX, before
+ * the thread runs) until max blocks were tested or the ring is full: then 0. Returns
+ * -ECANCELED when stopping, -EBADMSG when too many blocks failed, or the driver's error;
+ * why says what happened.
+ */
+static int test_blocks(struct source *src, size_t max, char *why, size_t len)
+{
+	int r;
+
+	for (size_t n = 0; n < max; n++) {
+		struct block *b = max == SIZE_MAX ? wait_slot(src) : ring_write_slot(&src->ring);
 		unsigned int res, health;
 		int constant;
 		bool trip;
 
 		if (!b)
-			return -ECANCELED;
+			return max == SIZE_MAX ? -ECANCELED : 0;
 		r = fill_head(src, &b->time_ns);
 		if (r < 0)
 			goto read_error; /* source_close() wipes what was read */
@@ -613,16 +634,22 @@ static int read_blocks(struct source *src, char *why, size_t len)
 		if (++src->blocks_since_open == SOURCE_FAIL_WINDOW)
 			src->backoff_ns = SOURCE_BACKOFF_MIN_NS;
 	}
+	return 0;
 
 read_error:
-	if (r == -ECANCELED)
-		return r;
-	if (r == -ENODATA)
-		snprintf(why, len, "end of file");
-	else
-		snprintf(why, len, "read: %s", src->read_why[0] ? src->read_why : strerror(-r));
-	src->read_why[0] = '\0';
-	return r;
+	return read_failed(src, r, why, len);
+}
+
+/*
+ * The reader thread's: seed the tests (unless source_test_now() did: they go on from there,
+ * the stream in order), then test_blocks() until something goes wrong.
+ */
+static int read_blocks(struct source *src, char *why, size_t len)
+{
+	int r = src->tests_seeded ? 0 : seed_tests(src, why, len);
+
+	src->tests_seeded = false;
+	return r < 0 ? r : test_blocks(src, SIZE_MAX, why, len);
 }
 
 /*
@@ -661,9 +688,37 @@ static struct source_history *history_get(void)
 	return h;
 }
 
+/* The daemon's history for src, once (the warning too). */
+static void take_history(struct source *src)
+{
+	if (src->history_tried)
+		return;
+	src->history_tried = true;
+	src->history = history_get();
+	if (!src->history)
+		log_full(LOG_WARNING, src->name, "no-history", NULL,
+			 "out of memory: no repeated-block check, FIPS tests only");
+}
+
+int source_test_now(struct source *src, size_t max)
+{
+	char why[160];
+	int r;
+
+	if (src->thread_started || !src->opened)
+		return -EBUSY;
+	take_history(src);
+	src->no_dry_wait = true;
+	r = src->tests_seeded ? 0 : seed_tests(src, why, sizeof(why));
+	src->tests_seeded = r == 0;
+	if (r == 0)
+		r = test_blocks(src, max, why, sizeof(why));
+	src->no_dry_wait = false;
+	return r;
+}
+
 static void reader_loop(struct source *src)
 {
-	bool history_tried = false;
 	char why[160];
 	int r;
 
@@ -686,14 +741,7 @@ static void reader_loop(struct source *src)
 			 * backend) holds no history, and one that is there does not wait for
 			 * the other's.
 			 */
-			if (!history_tried) {
-				history_tried = true;
-				src->history = history_get();
-				if (!src->history)
-					log_full(LOG_WARNING, src->name, "no-history", NULL,
-						 "out of memory: no repeated-block check, FIPS "
-						 "tests only");
-			}
+			take_history(src);
 			r = read_blocks(src, why, sizeof(why));
 			if (r == -ECANCELED)
 				return;

@@ -470,6 +470,23 @@ void source_set_ring_blocks(struct source_set *set, size_t blocks)
 	set->ring_blocks = blocks ? blocks : 1;
 }
 
+size_t source_set_test_cpu_now(struct source_set *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+		size_t held = ring_count(&src->ring);
+
+		if (!src->opened || src->thread_started || !src->ops->cpu_rng ||
+		    source_quality(src) == 0)
+			continue;
+		if (source_test_now(src, 1) == 0)
+			n += ring_count(&src->ring) - held;
+	}
+	return n;
+}
+
 int source_set_start(struct source_set *set, int wake_fd)
 {
 	sigset_t all, old;

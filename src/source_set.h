@@ -203,6 +203,12 @@ bool source_set_reap(struct source_set *set);
  */
 unsigned int source_quality(const struct source *src);
 /*
+ * Before the threads start: one block of each open CPU source (never a device read that
+ * can block) whose quality is above 0, read, tested and published on the calling thread.
+ * The blocks published.
+ */
+size_t source_set_test_cpu_now(struct source_set *set);
+/*
  * Credit what src reads from backend at quality, whatever its driver finds in sysfs
  * (kernel_hwrng.c: the rng_quality it found before writing 0 there); the driver asks with
  * source_kept_quality() at each read. backend NULL or quality -1: nothing kept. A configured

@@ -153,7 +153,8 @@ import_case() {
 }
 import_case rng-tools-debian "Debian rng-tools-debian" "fill-watermark = 3686" \
 	"feed-interval = 1" "stats-interval = 3600" "device = /dev/hwrng" "backend = virtio_rng.0" \
-	"# .*:11: RNGDOPTIONS: option --rng-buffers: .*; ignoring"
+	"# .*:11: RNGDOPTIONS: option --rng-buffers: .*; ignoring" \
+	"# .*:11: RNGDOPTIONS: option -T: .*; ignoring"
 import_case rng-tools-debian-padlock "Debian rng-tools-debian, PadLock" "feed-interval = 30" \
 	"\[source via\]" "quality = 768" "\[source hwrng\]" "enabled = no" \
 	"# .*:3: RNGDOPTIONS: option --rng-quality: .*; ignoring"

@@ -10,18 +10,6 @@
 set -u
 . "$(dirname "$0")/lib.sh" credit
 
-# $1 file, $2 random blocks after a 4-byte seed (a fixed seed per size: every block passes,
-# as in hostile.sh).
-make_random() {
-	python3 - "$1" "$2" <<'EOF'
-import random, sys
-path, n = sys.argv[1], int(sys.argv[2])
-rng = random.Random(1212 + n)
-with open(path, "wb") as f:
-    f.write(rng.randbytes(4 + 2500 * n))
-EOF
-}
-
 # "blocks distinct-blocks" of a file cut into 2500-byte blocks.
 blocks_of() {
 	python3 - "$1" <<'EOF'

@@ -13,16 +13,6 @@ FAULTY=$top_builddir/tests/rngd-fault
 	exit 77
 }
 
-# $1 file: a 4-byte seed and $2 random blocks, all of which pass FIPS 140-2 (fixed seed).
-make_random() {
-	python3 - "$1" "$2" <<'EOF'
-import random, sys
-path, n = sys.argv[1], int(sys.argv[2])
-with open(path, "wb") as f:
-    f.write(random.Random(4242 + n).randbytes(4 + 2500 * n))
-EOF
-}
-
 # Every chunk that went out ($2: a file of blocks, or "kernel:LOG" for the fake kernel's
 # payloads) lies in the source's data $1, and no byte of $1 went out twice. Prints the
 # number of bytes that went out; exits 1 (saying why) otherwise. For the kernel, each
@@ -66,7 +56,7 @@ size_at_least() { [ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -ge "$2" ]; }
 # say (empty: nothing), $3 "exact" when no byte may be lost.
 read_case() {
 	local fault=$1 want=$2 exact=$3 name=${1//:/_} rc n
-	make_random "$T/in_$name" 40
+	make_random "$T/in_$name" 40 4242
 	RNGD_FAULT=$fault RNGD_FAULT_SOURCE=$T/in_$name timeout 30 "$FAULTY" -f \
 		"${NOSRC[@]}" -O "file:s:path:$T/in_$name" -o "$T/out_$name" 2>"$T/err_$name"
 	rc=$?
@@ -94,7 +84,7 @@ read_case read:2:short "" exact
 # Output write faults: a FIFO source fed in bursts, so that the output gets several writes.
 write_case() {
 	local fault=$1 want=$2 want_rc=$3 name=${1//:/_} rc n pid writer
-	make_random "$T/win_$name" 40
+	make_random "$T/win_$name" 40 4242
 	mkfifo "$T/wfifo_$name"
 	RNGD_FAULT=$fault RNGD_FAULT_SINK=$T/wout_$name "$FAULTY" -f "${NOSRC[@]}" \
 		-O "file:w:path:$T/wfifo_$name" -o "$T/wout_$name" 2>"$T/werr_$name" &
@@ -138,7 +128,7 @@ write_case write:2:EPIPE "output closed by its reader; stopping" 0
 # 2500 bytes at once and then every second, credited 8 bits a byte.
 kernel_case() {
 	local fault=$1 want=$2 want_rc=$3 name=${1//:/_} rc n pid
-	make_random "$T/kin_$name" 20
+	make_random "$T/kin_$name" 20 4242
 	mkfifo "$T/kfifo_$name"
 	: >"$T/klog_$name"
 	RNGD_FAULT=$fault RNGD_FAULT_KERNEL=$T/klog_$name "$FAULTY" -f "${NOSRC[@]}" \

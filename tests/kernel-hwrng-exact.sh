@@ -12,52 +12,13 @@
 # /dev/hwrng and rng_quality for a while; rng_current, rng_quality, rng_selected and both
 # modes are put back on every exit path.
 . "$(dirname "$0")/lib.sh" kernel-hwrng-exact
-sys=/sys/class/misc/hw_random
-q=$sys/rng_quality
-
-[ "${RNGD_TEST_REAL_SWITCH:-}" = 1 ] || {
-	echo "kernel-hwrng-exact: skipped: set RNGD_TEST_REAL_SWITCH=1 to change the machine's rng_quality"
-	exit 77
-}
-is_root || { echo "kernel-hwrng-exact: skipped: needs root to write $q"; exit 77; }
-[ -c /dev/hwrng ] && [ -w "$q" ] ||
-	{ echo "kernel-hwrng-exact: skipped: no hwrng with rng_quality"; exit 77; }
-have_sys_admin || { echo "kernel-hwrng-exact: skipped: no CAP_SYS_ADMIN to feed the kernel"; exit 77; }
-hwrng_lock
-orig=$(cat "$q") || exit 1
-cur=$(cat $sys/rng_current) sel=$(cat $sys/rng_selected 2>/dev/null || echo 1)
-[ "$cur" != none ] && [ "$orig" != 0 ] ||
-	{ echo "kernel-hwrng-exact: skipped: no current backend, or rng_quality is 0 already"; exit 77; }
-dev_mode=$(stat -c '%u:%g %a' /dev/hwrng) q_mode=$(stat -c '%u:%g %a' "$q")
-restore() {
-	local c
-	c=$(cat $sys/rng_current)
-	if [ "$c" != "$cur" ] || [ "$(cat $sys/rng_selected)" != "$sel" ]; then
-		if [ "$sel" = 0 ]; then echo "" >$sys/rng_current; else echo "$cur" >$sys/rng_current; fi
-	fi
-	[ "$(cat "$q")" = "$orig" ] || echo "$orig" >"$q"
-	chown "${dev_mode% *}" /dev/hwrng && chmod "${dev_mode#* }" /dev/hwrng
-	chown "${q_mode% *}" "$q" && chmod "${q_mode#* }" "$q"
-}
-trap 'cleanup; restore' EXIT
-trap 'exit 1' INT TERM HUP
+real_hwrng_setup
 chmod 755 "$T" # the unprivileged daemons read their configuration in it
-# rngd with the test hooks of root's steps: its runtime directory (the state file) and root's
-# directory are $T's, not /run's; the sysfs directory is the real one.
-RNGD=$top_builddir/tests/rngd-root-test
-[ -x "$RNGD" ] || { echo "kernel-hwrng-exact: skipped: tests/rngd-root-test not built"; exit 77; }
-export RNGD_TEST_RUNTIME_DIR=$T/run RNGD_TEST_ROOT_DIR=$T/root
 ulimit -c 0    # the crashes below dump no core
 
 : >"$T/conf"
 base=(-f -c "$T/conf" "${NOCPU[@]}" -O rngd:pid-file: -O rngd:status-interval:1)
 args=("${base[@]}" -O "rngd:status-file:$T/run/status.json")
-quality_is() { [ "$(cat "$q" 2>/dev/null)" = "$1" ]; }
-stop() { # signal: stop the daemon $pid, its exit code in rc
-	kill "-$1" "$pid"
-	wait "$pid"
-	rc=$?
-}
 settled() { # the kernel's hwrng as it was before the case, else fail $1 and put it back
 	if quality_is "$orig" && [ "$(cat $sys/rng_current)" = "$cur" ] &&
 		[ "$(cat $sys/rng_selected)" = "$sel" ]; then
@@ -65,7 +26,7 @@ settled() { # the kernel's hwrng as it was before the case, else fail $1 and put
 	fi
 	fail "$1: left rng_current $(cat $sys/rng_current), rng_quality $(cat "$q" 2>&1)," \
 		"rng_selected $(cat $sys/rng_selected)"
-	restore
+	hwrng_restore
 	return 1
 }
 
@@ -160,7 +121,7 @@ if start_logged "$T/mode.log" 15 "took over" "mode reload" "${margs[@]}" -R 1 \
 		ok "after the reload to watch and a 0 in rng_quality, rngd credits 0 (not the $orig it remembered)" ||
 		fail "credit after the reload to watch: $(status "$T/run") (was $s0)"
 	stop TERM
-	restore
+	hwrng_restore
 	settled "mode reload"
 fi
 
@@ -174,7 +135,7 @@ if start_logged "$T/raise.log" 15 "nothing to take over" "rng_quality 0 at start
 	stop TERM
 	quality_is "$orig" || fail "raised later: rng_quality $(cat "$q") after the stop"
 fi
-restore
+hwrng_restore
 settled "raised later"
 
 # The administrator's choice: rng_selected 1 survives a root daemon's take-over and give-back.
@@ -252,7 +213,7 @@ if [ -n "$ugid" ] && "${unit_user[@]}" true 2>/dev/null; then
 	[ "$(stat -c '%u:%g %a' "$q")" = "$q_mode" ] ||
 		fail "root's restore left rng_quality $(stat -c '%u:%g %a' "$q"), not $q_mode"
 	export RNGD_TEST_RUNTIME_DIR=$T/run
-	restore
+	hwrng_restore
 	settled "the unit's user"
 else
 	skip "as the unit's user: no user nobody or no setpriv with ambient capabilities"
@@ -274,7 +235,7 @@ if id nobody >/dev/null 2>&1 && grep -qw none $sys/rng_available &&
 		fail "-D nobody: exit $rc, rng_quality $(cat "$q")"
 	chown -R root:root "$T/run"
 fi
-restore
+hwrng_restore
 settled "-D nobody"
 
 quality_is "$orig" && ok "rng_quality is $orig at the end" || fail "rng_quality $(cat "$q") at the end"

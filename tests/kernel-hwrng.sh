@@ -9,48 +9,11 @@
 # (RNGD_TEST_REAL_SWITCH=1, run alone by scripts/test): it changes the kernel's trust in the
 # machine's hwrng for a while. The original rng_quality is put back on every exit path.
 . "$(dirname "$0")/lib.sh" kernel-hwrng
-sys=/sys/class/misc/hw_random
-q=$sys/rng_quality
-
-[ "${RNGD_TEST_REAL_SWITCH:-}" = 1 ] || {
-	echo "kernel-hwrng: skipped: set RNGD_TEST_REAL_SWITCH=1 to change the machine's rng_quality"
-	exit 77
-}
-is_root || { echo "kernel-hwrng: skipped: needs root to write $q"; exit 77; }
-[ -c /dev/hwrng ] && [ -w "$q" ] ||
-	{ echo "kernel-hwrng: skipped: no hwrng with rng_quality"; exit 77; }
-have_sys_admin || { echo "kernel-hwrng: skipped: no CAP_SYS_ADMIN to feed the kernel"; exit 77; }
-hwrng_lock
-orig=$(cat "$q") || exit 1
-[ "$(cat $sys/rng_current)" != none ] && [ "$orig" != 0 ] ||
-	{ echo "kernel-hwrng: skipped: no current backend, or rng_quality is 0 already"; exit 77; }
-cur=$(cat $sys/rng_current) sel=$(cat $sys/rng_selected 2>/dev/null || echo 1)
-restore_current() {
-	[ "$(cat $sys/rng_current)" != "$cur" ] || return 0
-	if [ "$sel" = 0 ]; then echo "" >$sys/rng_current; else echo "$cur" >$sys/rng_current; fi
-}
-restore() {
-	restore_current
-	[ "$(cat "$q")" = "$orig" ] || echo "$orig" >"$q"
-}
-trap 'cleanup; restore' EXIT
-trap 'exit 1' INT TERM HUP
-
+real_hwrng_setup
 run=$T/run
 state=$run/kernel-hwrng.state
-# rngd with the test hooks of root's steps: its runtime directory (the state file) and root's
-# directory are $T's, not /run's; the sysfs directory is the real one.
-RNGD=$top_builddir/tests/rngd-root-test
-[ -x "$RNGD" ] || { echo "kernel-hwrng: skipped: tests/rngd-root-test not built"; exit 77; }
-export RNGD_TEST_RUNTIME_DIR=$run RNGD_TEST_ROOT_DIR=$T/root
 : >"$T/conf"
 args=(-f -c "$T/conf" "${NOCPU[@]}" -O "rngd:status-file:$run/status.json" -O rngd:pid-file:)
-quality_is() { [ "$(cat "$q")" = "$1" ]; }
-stop() { # signal: stop the daemon $pid, its exit code in rc
-	kill "-$1" "$pid"
-	wait "$pid"
-	rc=$?
-}
 
 for sig in TERM INT; do
 	start_logged "$T/$sig.log" 15 "took over" "SIG$sig" "${args[@]}" -R 1 \
@@ -81,7 +44,7 @@ for sig in TERM INT; do
 	else
 		fail "SIG$sig: exit $rc, rng_quality $(cat "$q"): $(tail -2 "$T/$sig.log")"
 	fi
-	restore
+	hwrng_restore
 done
 
 # -D: rng_quality is opened before the drop and written through that descriptor after it.
@@ -97,7 +60,7 @@ if id nobody >/dev/null 2>&1; then
 	fi
 	chmod 700 "$T"
 	chown -R root:root "$run" # handed to nobody: later daemons keep only CAP_SYS_ADMIN
-	restore
+	hwrng_restore
 fi
 
 # A start that fails after the take-over (the privilege drop: no such user).
@@ -109,7 +72,7 @@ if [ "$rc" != 0 ] && grep -q "took over" "$T/fail.log" && quality_is "$orig" &&
 else
 	fail "failed start: exit $rc, rng_quality $(cat "$q"): $(cat "$T/fail.log")"
 fi
-restore
+hwrng_restore
 
 # kill -9: nothing given back by the daemon; the state file has it.
 if start_logged "$T/kill.log" 15 "took over" "SIGKILL" "${args[@]}"; then
@@ -138,7 +101,7 @@ if start_logged "$T/kill.log" 15 "took over" "SIGKILL" "${args[@]}"; then
 		ok "--restore-kernel-hwrng with nothing to do: exit 0, silent" ||
 		fail "--restore-kernel-hwrng again: exit $rc: $(cat "$T/restore2.log")"
 fi
-restore
+hwrng_restore
 
 # A reload that disables the hwrng source gives the backend back; one that enables it again
 # takes it over again (rng_quality was opened at start and is written through that fd).
@@ -159,7 +122,7 @@ if start_logged "$T/reload.log" 15 "took over" "reload" "${args[@]/$T\/conf/$T/r
 	stop TERM
 	quality_is "$orig" || fail "after the reloads: rng_quality $(cat "$q")"
 fi
-restore
+hwrng_restore
 
 # The backend switched away (to none, 6.18.y+) while taken over: given back at once (made
 # current for the write, none put back after it); taken over again when it is back.
@@ -173,13 +136,13 @@ if grep -qw none $sys/rng_available &&
 	else
 		fail "switch to none: $(cat $sys/rng_current), $(grep kernel-hwrng "$T/switch.log")"
 	fi
-	restore_current
+	hwrng_restore_current
 	wait_until 10 quality_is 0 && ok "... and is taken over again when it is current again" ||
 		fail "switch back: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/switch.log")"
 	stop TERM
 	quality_is "$orig" || fail "after the switch: rng_quality $(cat "$q")"
 fi
-restore
+hwrng_restore
 
 # leave: today's behaviour.
 if start_logged "$T/leave.log" 15 "hwrng: running" "leave" "${args[@]}" --kernel-hwrng=leave; then
@@ -188,7 +151,7 @@ if start_logged "$T/leave.log" 15 "hwrng: running" "leave" "${args[@]}" --kernel
 		fail "leave: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/leave.log")"
 	stop TERM
 fi
-restore
+hwrng_restore
 
 # watch: the device fails rngd's tests (zeros from the 3rd read on): rng_quality lowered to 0
 # once, with the journal alert, and not raised again at exit.
@@ -211,7 +174,7 @@ if [ -x "$fault" ]; then
 else
 	skip "watch: tests/rngd-fault not built"
 fi
-restore
+hwrng_restore
 
 # What a reader of /dev/hwrng gets in 10 s while a daemon holds it, with and without the
 # take-over (the daemon reads its ring full, then idles for feed-interval): the difference is
@@ -227,7 +190,7 @@ rate() { # mode: bytes in 10 s
 }
 with=$(rate take-over)
 without=$(rate leave)
-restore
+hwrng_restore
 echo "kernel-hwrng: a reader of /dev/hwrng got ${with:-?} B in 10 s beside a take-over daemon," \
 	"${without:-?} B beside one that leaves the kernel's thread alone"
 [ -n "$with" ] && [ -n "$without" ] &&

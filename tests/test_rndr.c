@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "fake_source.h"
+#include "insn_script.h"
 #include "sources/rndr.h"
 #include "util.h"
 
@@ -33,33 +34,14 @@
 
 static int detect_r;			/* what rndr_detect() returns */
 static bool rndrrs_broken, rndr_broken; /* after its script, that instruction always fails */
-
-struct step {
-	bool ok;
-	uint64_t v;
-};
-
-#define SCRIPT_MAX 128
-static struct step script[SCRIPT_MAX];
-static size_t n_script, at_script;
-static uint64_t n_steps[2], next_good;
-
-/* Distinct, never stuck words. */
-static uint64_t good_word(uint64_t i)
-{
-	uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ULL;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static uint64_t n_steps[2];
 
 static void reset_cpu(void)
 {
 	detect_r = 0;
 	rndrrs_broken = rndr_broken = false;
-	n_script = at_script = 0;
-	n_steps[0] = n_steps[1] = next_good = 0;
+	insn_script_reset();
+	n_steps[0] = n_steps[1] = 0;
 }
 
 int rndr_detect(char *why, size_t len)
@@ -74,31 +56,8 @@ int rndr_detect(char *why, size_t len)
 bool rndr_step(enum rndr_insn insn, uint64_t *v)
 {
 	n_steps[insn]++;
-	if (at_script < n_script) {
-		*v = script[at_script].v;
-		return script[at_script++].ok;
-	}
-	if (insn == RNDR_RNDRRS ? rndrrs_broken : rndr_broken) {
-		*v = 0; /* a failed MRS; the value must never be used */
-		return false;
-	}
-	*v = good_word(next_good++);
-	return true;
+	return insn_script_next(insn == RNDR_RNDRRS ? rndrrs_broken : rndr_broken, v);
 }
-
-#if BUILT
-static void push(bool ok, uint64_t v)
-{
-	assert_true(n_script < SCRIPT_MAX);
-	script[n_script++] = (struct step){ ok, v };
-}
-
-static void push_fails(unsigned int n)
-{
-	while (n--)
-		push(false, 0);
-}
-#endif
 
 /* ---- helpers ---- */
 
@@ -161,15 +120,6 @@ static uint64_t counter(const char *name)
 	return fake_source_counter(src, name);
 }
 
-static void expect_good(const uint8_t *buf, size_t n, uint64_t first)
-{
-	for (size_t off = 0; off < n; off += 8) {
-		uint64_t w = good_word(first + off / 8);
-
-		assert_memory_equal(buf + off, &w, MIN(8, n - off));
-	}
-}
-
 static void test_absent(void **state)
 {
 	char why[160];
@@ -197,7 +147,7 @@ static void test_choice(void **state)
 	assert_string_equal(why, "RNDRRS");
 	assert_int_equal(q, -1);
 	/* A few failures at start are not enough to fall back. */
-	push_fails(RNDR_PROBE_TRIES - 1);
+	insn_push_fails(RNDR_PROBE_TRIES - 1);
 	assert_int_equal(probe(NULL, why, sizeof(why), &q), 0);
 	assert_string_equal(why, "RNDRRS");
 	/* RNDRRS never delivers: RNDR, at RNDR's credit, and -l says why. */
@@ -231,13 +181,13 @@ static void test_read_and_carry(void **state)
 
 	open_src(NULL);
 	n_steps[RNDR_RNDRRS] = 0;
-	next_good = 0;
+	insn_script_reset();
 	assert_int_equal(source_rndr.readv(src, iov, 3), (ssize_t)sizeof(buf));
-	expect_good(buf, sizeof(buf), 0);
+	insn_expect_good(buf, sizeof(buf), 0);
 	assert_int_equal(source_rndr.read(src, buf, 13), 13);
 	/* 5003 bytes were 625 words and 3 bytes of word 625: its other 5 come next. */
-	w625 = good_word(625);
-	w626 = good_word(626);
+	w625 = insn_good_word(625);
+	w626 = insn_good_word(626);
 	assert_memory_equal(buf, (uint8_t *)&w625 + 3, 5);
 	assert_memory_equal(buf + 5, &w626, 8);
 	/* All of it from RNDRRS. */
@@ -262,9 +212,9 @@ static void test_failures_retried(void **state)
 	uint8_t buf[64];
 
 	open_src(opts_rndrrs);
-	push_fails(RNDR_RNDRRS_TRIES - 1); /* the last try succeeds */
+	insn_push_fails(RNDR_RNDRRS_TRIES - 1); /* the last try succeeds */
 	assert_int_equal(source_rndr.read(src, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	expect_good(buf, sizeof(buf), 0);
+	insn_expect_good(buf, sizeof(buf), 0);
 	assert_int_equal(counter("nzcv-fail"), RNDR_RNDRRS_TRIES - 1);
 	assert_int_equal(counter("dry"), 0);
 	assert_int_equal(fake_source_slept_ns(src), 0);
@@ -301,8 +251,8 @@ static void test_partial_then_dry(void **state)
 	uint8_t buf[64];
 
 	open_src(opts_rndrrs);
-	push(true, good_word(100));
-	push_fails(RNDR_RNDRRS_TRIES);
+	insn_push(true, insn_good_word(100));
+	insn_push_fails(RNDR_RNDRRS_TRIES);
 	/* One word, then a word given up on: the word is delivered at once, no nap. */
 	assert_int_equal(source_rndr.read(src, buf, sizeof(buf)), 8);
 	assert_int_equal(fake_source_slept_ns(src), 0);
@@ -325,14 +275,14 @@ static void test_stop_during_nap(void **state)
  */
 static void stuck_once(uint64_t v, bool repeat, const char *name)
 {
-	uint64_t want[3] = { good_word(1001), good_word(1002), good_word(1003) };
+	uint64_t want[3] = { insn_good_word(1001), insn_good_word(1002), insn_good_word(1003) };
 	uint8_t buf[24];
 
 	open_src(opts_rndrrs);
-	push(true, good_word(1000));
-	push(true, repeat ? good_word(1000) : v);
+	insn_push(true, insn_good_word(1000));
+	insn_push(true, repeat ? insn_good_word(1000) : v);
 	for (int i = 0; i < 3; i++)
-		push(true, want[i]);
+		insn_push(true, want[i]);
 	assert_int_equal(source_rndr.read(src, buf, sizeof(buf)), (ssize_t)sizeof(buf));
 	assert_memory_equal(buf, want, sizeof(want));
 	assert_int_equal(counter(name), 1);
@@ -352,8 +302,8 @@ static void test_stuck_persistent_fails(void **state)
 
 	memset(buf, 0x5a, sizeof(buf));
 	open_src(opts_rndrrs);
-	for (int i = 0; i < SCRIPT_MAX; i++)
-		push(true, UINT64_MAX);
+	for (int i = 0; i < INSN_SCRIPT_MAX; i++)
+		insn_push(true, UINT64_MAX);
 	assert_int_equal(source_rndr.read(src, buf, sizeof(buf)), -EIO);
 	assert_int_equal(counter("stuck-ones"), RNDR_STUCK_DISCARDS);
 	assert_non_null(
@@ -368,8 +318,8 @@ static void test_stuck_in_calls_in_a_row(void **state)
 
 	open_src(opts_rndrrs);
 	for (int c = 1; c <= RNDR_STUCK_CALLS; c++) {
-		n_script = at_script = 0;
-		push(true, 0);
+		insn_script_clear();
+		insn_push(true, 0);
 		if (c < RNDR_STUCK_CALLS) {
 			assert_int_equal(source_rndr.read(src, buf, sizeof(buf)), 16);
 		} else {

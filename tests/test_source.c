@@ -39,6 +39,7 @@ const size_t source_n_drivers = ARRAY_SIZE(source_drivers);
 #include "fips.h"
 #include "log.h"
 #include "pool.h"
+#include "source_internal.h"
 #include "source_set.h"
 #include "util.h"
 
@@ -1230,6 +1231,63 @@ static void test_read_once(void **state)
 	close(efd);
 }
 
+/* ---- source_test_now: blocks tested and published before the thread starts ---- */
+
+static void test_test_now(void **state)
+{
+	static const int zero[] = { 1, -1 };
+	uint8_t *in, *want, *got;
+	size_t in_len, npass, n;
+	struct source_set *set;
+	struct source *src;
+	struct source_stats st;
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	assert_true(efd >= 0);
+	npass = make_input(&in, &in_len, &want, 6, zero);
+	write_file(tmp_path("now"), in, in_len);
+	set = one_file_set(tmp_path("now"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_test_now(src, 1), -EBUSY); /* not opened */
+	assert_int_equal(source_set_init(set), 1);
+	/* Not a CPU source: the daemon's early pass leaves it to its thread. */
+	assert_int_equal(source_set_test_cpu_now(set), 0);
+	assert_int_equal(source_available(src, now_ns(), MAX_AGE), 0);
+	/* The first block passes and is published; the second (zeros) is not. */
+	assert_int_equal(source_test_now(src, 1), 0);
+	assert_int_equal(source_available(src, now_ns(), MAX_AGE), BLOCK);
+	assert_int_equal(state_of(src), SOURCE_RUNNING);
+	assert_int_equal(source_test_now(src, 1), 0);
+	assert_int_equal(source_available(src, now_ns(), MAX_AGE), BLOCK);
+	/* The thread goes on from there: every passing block once, in order, nothing skipped. */
+	assert_int_equal(source_set_start(set, efd), 0);
+	assert_int_equal(source_test_now(src, 1), -EBUSY);
+	got = malloc(6 * BLOCK);
+	n = drain(src, efd, got, 6 * BLOCK, until_failed, 0);
+	assert_int_equal(n, npass * BLOCK);
+	assert_memory_equal(got, want, n);
+	source_get_stats(src, &st);
+	assert_int_equal(st.bytes_read, in_len);
+	assert_int_equal(st.blocks_passed, npass);
+	source_set_stop(set);
+	source_set_free(set);
+	unlink(tmp_path("now"));
+
+	/* A source with nothing now (a FIFO without a writer) is not waited for. */
+	assert_int_equal(mkfifo(tmp_path("now-fifo"), 0600), 0);
+	set = one_file_set(tmp_path("now-fifo"));
+	src = source_set_get(set, 0);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_test_now(src, 1), -EAGAIN);
+	assert_int_equal(source_available(src, now_ns(), MAX_AGE), 0);
+	source_set_free(set);
+	unlink(tmp_path("now-fifo"));
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+}
+
 /*
  * Issue 12: the sub-bit credit remainder moves on only when the sink took the bytes. At
  * quality 1, 100 bytes deserve 800/1024 bit: 0 bits and 800 carried; a failed injection
@@ -1423,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(test_take_partial_and_max_age),
 		cmocka_unit_test(test_peek_and_consume),
 		cmocka_unit_test(test_read_once),
+		cmocka_unit_test(test_test_now),
 		cmocka_unit_test(test_remainder_after_feed),
 		cmocka_unit_test(test_pool_turns_skip_empty),
 		cmocka_unit_test(test_file_offset_survives),

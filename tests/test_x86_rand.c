@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "fake_source.h"
+#include "insn_script.h"
 #include "sources/x86_rand.h"
 #include "util.h"
 
@@ -37,50 +38,18 @@ static struct {
 	const char *flags; /* /proc/cpuinfo's flags, NULL: the file cannot be opened */
 } cpu;
 
-struct step {
-	bool cf;
-	uint64_t v;
-};
-
-#define SCRIPT_MAX 128
-static struct step script[SCRIPT_MAX];
-static size_t n_script, at_script;
 static bool fail_after_script; /* CF=0 forever once the script is done */
-static uint64_t n_steps, n_pauses, next_good;
-
-/* After the script: distinct, never stuck words. */
-static uint64_t good_word(uint64_t i)
-{
-	uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ULL;
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static uint64_t n_steps, n_pauses;
 
 static void reset_cpu(void)
 {
 	cpu.max_leaf = 0x16;
 	cpu.rdrand = cpu.rdseed = true;
 	cpu.flags = "fpu vme de rdrand rdseed adx smap";
-	n_script = at_script = 0;
+	insn_script_reset();
 	fail_after_script = false;
-	n_steps = n_pauses = next_good = 0;
+	n_steps = n_pauses = 0;
 }
-
-#if BUILT
-static void push(bool cf, uint64_t v)
-{
-	assert_true(n_script < SCRIPT_MAX);
-	script[n_script++] = (struct step){ cf, v };
-}
-
-static void push_fails(unsigned int n)
-{
-	while (n--)
-		push(false, 0);
-}
-#endif
 
 void x86_rand_cpuid(uint32_t leaf, uint32_t subleaf, struct x86_rand_cpuid_regs *r)
 {
@@ -96,16 +65,7 @@ void x86_rand_cpuid(uint32_t leaf, uint32_t subleaf, struct x86_rand_cpuid_regs 
 bool x86_rand_step(enum x86_rand_insn insn, uint64_t *v)
 {
 	n_steps++;
-	if (at_script < n_script) {
-		*v = script[at_script].v;
-		return script[at_script++].cf;
-	}
-	if (fail_after_script) {
-		*v = 0;
-		return false;
-	}
-	*v = good_word(next_good++);
-	return true;
+	return insn_script_next(fail_after_script, v);
 }
 
 void x86_rand_pause(void)
@@ -156,7 +116,6 @@ static int setup(void **state)
 	return 0;
 }
 
-/* Open a source of driver d (init must succeed). */
 /* ---- tests ---- */
 
 static void test_table_entries(void **state)
@@ -173,6 +132,7 @@ static void test_table_entries(void **state)
 }
 
 #if BUILT
+/* Open a source of driver d (init must succeed). */
 static void open_src(const struct source_ops *d)
 {
 	char why[160] = "";
@@ -196,16 +156,6 @@ static int probe(const struct source_ops *d, char *why, size_t len)
 static uint64_t counter(const char *name)
 {
 	return fake_source_counter(src, name);
-}
-
-/* The bytes of good words first..: what a read should have delivered. */
-static void expect_good(const uint8_t *buf, size_t n, uint64_t first)
-{
-	for (size_t off = 0; off < n; off += 8) {
-		uint64_t w = good_word(first + off / 8);
-
-		assert_memory_equal(buf + off, &w, MIN(8, n - off));
-	}
 }
 
 static void test_detect_reasons(void **state)
@@ -275,11 +225,11 @@ static void test_read_and_carry(void **state)
 	open_src(&source_rdrand);
 	/* Buffers that are not multiples of 8: the rest of a word goes to the next one. */
 	assert_int_equal(source_rdrand.readv(src, iov, 3), (ssize_t)sizeof(buf));
-	expect_good(buf, sizeof(buf), 0);
+	insn_expect_good(buf, sizeof(buf), 0);
 	assert_int_equal(source_rdrand.read(src, buf, 13), 13);
 	{
 		/* 5003 bytes were 625 words and 3 bytes of word 625: its other 5 come next. */
-		uint64_t w625 = good_word(625), w626 = good_word(626);
+		uint64_t w625 = insn_good_word(625), w626 = insn_good_word(626);
 
 		assert_memory_equal(buf, (uint8_t *)&w625 + 3, 5);
 		assert_memory_equal(buf + 5, &w626, 8);
@@ -294,9 +244,9 @@ static void test_rdrand_cf0_retried(void **state)
 
 	(void)state;
 	open_src(&source_rdrand);
-	push_fails(X86_RDRAND_TRIES - 1); /* the 10th try succeeds */
+	insn_push_fails(X86_RDRAND_TRIES - 1); /* the 10th try succeeds */
 	assert_int_equal(source_rdrand.read(src, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	expect_good(buf, sizeof(buf), 0);
+	insn_expect_good(buf, sizeof(buf), 0);
 	assert_int_equal(counter("cf0"), X86_RDRAND_TRIES - 1);
 	assert_int_equal(counter("cf0-gave-up"), 0);
 	assert_int_equal(n_pauses, 0); /* RDRAND retries back to back */
@@ -308,7 +258,7 @@ static void test_rdrand_cf0_bound(void **state)
 
 	(void)state;
 	open_src(&source_rdrand);
-	push_fails(X86_RDRAND_TRIES);
+	insn_push_fails(X86_RDRAND_TRIES);
 	assert_int_equal(source_rdrand.read(src, buf, sizeof(buf)), -EIO);
 	assert_int_equal(n_steps, X86_RDRAND_TRIES); /* no more than the bound */
 	assert_int_equal(counter("cf0"), X86_RDRAND_TRIES);
@@ -318,11 +268,11 @@ static void test_rdrand_cf0_bound(void **state)
 
 	/* With words read before the failures: those are delivered, the error comes later. */
 	reset_cpu();
-	push(true, good_word(0));
-	push(true, good_word(1));
-	push_fails(X86_RDRAND_TRIES);
+	insn_push(true, insn_good_word(0));
+	insn_push(true, insn_good_word(1));
+	insn_push_fails(X86_RDRAND_TRIES);
 	assert_int_equal(source_rdrand.read(src, buf, sizeof(buf)), 16);
-	expect_good(buf, 16, 0);
+	insn_expect_good(buf, 16, 0);
 }
 
 static void test_rdseed_dry(void **state)
@@ -350,9 +300,9 @@ static void test_rdseed_recovers(void **state)
 
 	(void)state;
 	open_src(&source_rdseed);
-	push_fails(X86_RDSEED_TRIES + 5); /* one nap, then it comes back */
+	insn_push_fails(X86_RDSEED_TRIES + 5); /* one nap, then it comes back */
 	assert_int_equal(source_rdseed.read(src, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	expect_good(buf, sizeof(buf), 0);
+	insn_expect_good(buf, sizeof(buf), 0);
 	assert_int_equal(counter("cf0"), X86_RDSEED_TRIES + 5);
 	assert_int_equal(counter("dry"), 1);
 	assert_int_equal(fake_source_slept_ns(src), X86_RDSEED_NAP_NS);
@@ -364,7 +314,7 @@ static void test_rdseed_stop_during_nap(void **state)
 
 	(void)state;
 	open_src(&source_rdseed);
-	push_fails(X86_RDSEED_TRIES);
+	insn_push_fails(X86_RDSEED_TRIES);
 	fake_source_stop(src);
 	assert_int_equal(source_rdseed.read(src, buf, sizeof(buf)), -EINTR);
 }
@@ -375,11 +325,11 @@ static void stuck_once(uint64_t bad, const char *name)
 	uint8_t buf[40];
 
 	open_src(&source_rdrand);
-	push(true, 0x1111111111111111ULL);
-	push(true, 0x2222222222222222ULL);
-	push(true, bad);
+	insn_push(true, 0x1111111111111111ULL);
+	insn_push(true, 0x2222222222222222ULL);
+	insn_push(true, bad);
 	assert_int_equal(source_rdrand.read(src, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	expect_good(buf, sizeof(buf), 0); /* only words after the stuck one */
+	insn_expect_good(buf, sizeof(buf), 0); /* only words after the stuck one */
 	assert_int_equal(counter(name), 1);
 	teardown(NULL);
 }
@@ -398,11 +348,11 @@ static void test_stuck_repeat_across_calls(void **state)
 
 	(void)state;
 	open_src(&source_rdseed);
-	push(true, 0x123456789abcdef0ULL);
-	push(true, 0x123456789abcdef0ULL);
+	insn_push(true, 0x123456789abcdef0ULL);
+	insn_push(true, 0x123456789abcdef0ULL);
 	assert_int_equal(source_rdseed.read(src, buf, 8), 8);
 	assert_int_equal(source_rdseed.read(src, buf, 8), 8);
-	expect_good(buf, 8, 0);
+	insn_expect_good(buf, 8, 0);
 	assert_int_equal(counter("stuck-repeat"), 1);
 }
 
@@ -414,8 +364,8 @@ static void test_stuck_persistent_fails(void **state)
 	/* The AMD bug: ~0 with CF=1, every time. */
 	memset(buf, 0x5a, sizeof(buf));
 	open_src(&source_rdrand);
-	for (int i = 0; i < SCRIPT_MAX; i++)
-		push(true, UINT64_MAX);
+	for (int i = 0; i < INSN_SCRIPT_MAX; i++)
+		insn_push(true, UINT64_MAX);
 	assert_int_equal(source_rdrand.read(src, buf, sizeof(buf)), -EIO);
 	assert_int_equal(counter("stuck-ones"), X86_STUCK_DISCARDS);
 	assert_int_equal(n_steps, X86_STUCK_DISCARDS);
@@ -433,8 +383,8 @@ static void test_stuck_in_calls_in_a_row(void **state)
 	open_src(&source_rdseed);
 	/* One zero word per call: each call delivers good words, until X86_STUCK_CALLS. */
 	for (int c = 1; c <= X86_STUCK_CALLS; c++) {
-		n_script = at_script = 0;
-		push(true, 0);
+		insn_script_clear();
+		insn_push(true, 0);
 		if (c < X86_STUCK_CALLS) {
 			assert_int_equal(source_rdseed.read(src, buf, sizeof(buf)), 16);
 		} else {
@@ -447,9 +397,9 @@ static void test_stuck_in_calls_in_a_row(void **state)
 	teardown(NULL);
 	open_src(&source_rdseed);
 	for (int c = 0; c < 2 * X86_STUCK_CALLS; c++) {
-		n_script = at_script = 0;
+		insn_script_clear();
 		if (c % 2 == 0)
-			push(true, 0);
+			insn_push(true, 0);
 		assert_int_equal(source_rdseed.read(src, buf, sizeof(buf)), 16);
 	}
 }
