@@ -25,7 +25,7 @@
 # Images are built once per suite with mmdebstrap and cached in build/vm-image-SUITE.
 # Needs root, qemu-system-x86_64, mmdebstrap and mke2fs; skips with a message where they are
 # missing. Runs TCG (KVM nested guests can hang on these machines); RNGD_VM_ACCEL=kvm to try
-# KVM.
+# KVM. The image, qemu and lock code is tests/vm/lib.sh's, shared with tests/vm-init.sh.
 # Usage: tests/vm-boot.sh [--prebuilt] [SUITE...]   (default: bookworm trixie)
 # Each guest installs the packages built for its release: for this machine's, build/deb
 # (scripts/package); for another, build/deb-SUITE (scripts/package --suite SUITE, in a chroot
@@ -34,35 +34,15 @@
 # The guests' serial console logs are kept in build/vm-console-SUITE-MODE.log.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-boot_limit=${RNGD_VM_TIMEOUT:-420} # seconds per qemu run, checks (and a reboot) included
 prebuilt=0
 [ "${1:-}" = --prebuilt ] && prebuilt=1 && shift
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(bookworm trixie)
 here=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 
-skip() {
-	echo "vm-boot: skipped: $*"
-	echo "vm-boot: 0 passed, 0 failed, 1 skipped"
-	exit 77
-}
-[ "$(id -u)" = 0 ] || skip "needs root (image build, dpkg in the guest's root)"
-for t in qemu-system-x86_64 mmdebstrap mke2fs python3; do
-	command -v "$t" >/dev/null 2>&1 || skip "$t not installed"
-done
+. "$top/tests/vm/lib.sh" vm-boot
+vm_require python3
 [ -r "$top/tests/vm/guest-check.sh" ] || { echo "vm-boot: guest-check.sh missing"; exit 1; }
-
-work=$(mktemp -d /tmp/rngd-vm.XXXXXX)
-qpid=
-cleanup() {
-	if [ -n "$qpid" ]; then
-		kill -TERM "$qpid" 2>/dev/null
-		wait "$qpid" 2>/dev/null
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
 
 # The packages for one suite, built first unless --prebuilt: sets debs.
 find_debs() {
@@ -84,9 +64,6 @@ find_debs() {
 	echo "vm-boot: $suite: installs ${dir#"$top"/}/{${debs[*]##*/}}"
 }
 
-accel=${RNGD_VM_ACCEL:-tcg}
-[ "$accel" = tcg ] && accel=tcg,thread=multi
-
 # Host-side checks count like the guest's: scenario, then pass/fail.
 declare -A npass nfail
 note() { # PASS|FAIL scenario text
@@ -99,11 +76,9 @@ note() { # PASS|FAIL scenario text
 }
 
 # The guest's root for one disk: the cached image, the test's unit and scripts, our .debs in
-# /root/debs; then `make_disk` puts it in an ext4 image. In the root, dpkg runs with a
-# policy-rc.d that starts nothing (this is not the guest's system yet).
+# /root/debs; then `vm_make_disk` puts it in an ext4 image.
 unpack_root() { # dir
-	mkdir "$1"
-	tar -xpf "$cache/rootfs.tar" -C "$1" || return 1
+	vm_unpack_root "$1" || return 1
 	install -D -m 755 "$top/tests/vm/guest-check.sh" "$1/usr/local/libexec/rngd-vmtest/guest-check.sh"
 	install -D -m 755 "$top/debian/tests/smoke" "$1/usr/local/libexec/rngd-vmtest/smoke"
 	install -D -m 755 "$top/tests/vm/plant-hostile.sh" \
@@ -112,16 +87,6 @@ unpack_root() { # dir
 	systemctl --root="$1" enable rngd-vmtest.service >/dev/null 2>&1 || return 1
 	mkdir -p "$1/root/debs"
 	cp "${debs[@]}" "$1/root/debs/"
-	printf '#!/bin/sh\nexit 101\n' >"$1/usr/sbin/policy-rc.d"
-	chmod 755 "$1/usr/sbin/policy-rc.d"
-}
-# In the guests, a package's initramfs trigger does nothing: mkinitramfs costs tens of seconds
-# under TCG, the guests boot the cached initramfs anyway, and the host checks the trigger.
-make_disk() { # dir, image
-	rm -f "$1/usr/sbin/policy-rc.d"
-	sed -i 's/^update_initramfs=.*/update_initramfs=no/' \
-		"$1/etc/initramfs-tools/update-initramfs.conf"
-	mke2fs -q -t ext4 -L root -d "$1" "$2" 2G >/dev/null && rm -rf "$1"
 }
 
 prepare_disks() {
@@ -152,7 +117,7 @@ prepare_disks() {
 		note FAIL install "no initramfs with rngd from the package's trigger:"
 		grep -i initramfs "$work/dpkg-$suite.log" | tail -5 | sed 's/^/  | /'
 	fi
-	make_disk "$root" "$work/disk-$suite-install.img" || return 1
+	vm_make_disk "$root" "$work/disk-$suite-install.img" || return 1
 	# replacement: rng-tools5 from the image's cached .debs, enabled as its postinst does.
 	unpack_root "$root" || return 1
 	if ! chroot "$root" sh -c 'dpkg -i /var/cache/rngd-vmtest/debs/*.deb' \
@@ -160,59 +125,48 @@ prepare_disks() {
 		note FAIL replacement "dpkg -i rng-tools5 in the guest's root:"
 		tail -15 "$work/dpkg-peer-$suite.log" | sed 's/^/  | /'
 	fi
-	make_disk "$root" "$work/disk-$suite-replace.img"
+	vm_make_disk "$root" "$work/disk-$suite-replace.img"
+}
+
+# The guest asks for a virtio-rng-pci device to be hot-plugged (once per boot): QMP's
+# device_add on the boot's socket.
+vm_tick() { # log
+	if [ $hot = 0 ] && grep -q "^VMTEST: HOTPLUG" "$1"; then
+		hot=1
+		python3 - "$qmp" <<-'EOF' || echo "vm-boot: $suite $mode: device_add failed"
+			import json, socket, sys
+			s = socket.socket(socket.AF_UNIX)
+			s.connect(sys.argv[1])
+			f = s.makefile("rw")
+			f.readline()
+			for cmd in ({"execute": "qmp_capabilities"},
+			            {"execute": "device_add",
+			             "arguments": {"driver": "virtio-rng-pci", "id": "rng-late"}}):
+			    f.write(json.dumps(cmd) + "\n")
+			    f.flush()
+			    while True:
+			        r = json.loads(f.readline())
+			        if "return" in r or "error" in r:
+			            break
+			    if "error" in r:
+			        sys.exit("qmp: " + r["error"]["desc"])
+			EOF
+	fi
 }
 
 boot() { # mode, disk, extra qemu arguments...
 	local mode=$1 disk=$2 log=$work/console-$suite-$1.log qmp=$work/qmp-$1.sock
-	local start hot=0 rc reboot=-no-reboot line
+	local hot=0 reboot=-no-reboot line
 	shift 2
-	: >"$log"
-	start=$SECONDS
 	# The replacement reboots once; every other run powers off (a reboot there is a failure).
+	# The -snapshot overlay lives as long as qemu does (across the guest's reboot).
 	[ "$mode" = replace ] && reboot=
-	# -snapshot: boots start from the same disk; writes go to a throw-away overlay, which
-	# lives as long as qemu does (across the guest's reboot).
-	qemu-system-x86_64 -machine pc -accel "$accel" -smp 2 -m 1024 -nodefaults $reboot \
-		-display none -snapshot -drive file="$disk",format=raw,if=virtio \
-		-kernel "$cache/vmlinuz" -initrd "$cache/initrd.img" \
-		-append "root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0 panic=-1 rngd.vmtest=$mode" \
-		-serial file:"$log" -qmp unix:"$qmp",server=on,wait=off "$@" &
-	qpid=$!
-	while kill -0 "$qpid" 2>/dev/null; do
-		if [ $((SECONDS - start)) -ge "$boot_limit" ]; then
-			echo "vm-boot: $suite $mode: no power-off within $boot_limit s; stopping qemu"
-			kill -TERM "$qpid"
-			break
-		fi
-		if [ $hot = 0 ] && grep -q "^VMTEST: HOTPLUG" "$log"; then
-			hot=1
-			python3 - "$qmp" <<-'EOF' || echo "vm-boot: $suite $mode: device_add failed"
-				import json, socket, sys
-				s = socket.socket(socket.AF_UNIX)
-				s.connect(sys.argv[1])
-				f = s.makefile("rw")
-				f.readline()
-				for cmd in ({"execute": "qmp_capabilities"},
-				            {"execute": "device_add",
-				             "arguments": {"driver": "virtio-rng-pci", "id": "rng-late"}}):
-				    f.write(json.dumps(cmd) + "\n")
-				    f.flush()
-				    while True:
-				        r = json.loads(f.readline())
-				        if "return" in r or "error" in r:
-				            break
-				    if "error" in r:
-				        sys.exit("qmp: " + r["error"]["desc"])
-				EOF
-		fi
-		sleep 0.5
-	done
-	wait "$qpid"
-	rc=$?
-	qpid=
+	# shellcheck disable=SC2086 # $reboot: no word or one
+	vm_boot "$suite $mode" "$log" "$disk" \
+		"root=/dev/vda rw console=ttyS0 quiet systemd.show_status=0 panic=-1 rngd.vmtest=$mode" \
+		$reboot -qmp unix:"$qmp",server=on,wait=off "$@"
 	cp "$log" "$top/build/vm-console-$suite-$mode.log" 2>/dev/null
-	echo "vm-boot: $suite $mode: guest ran $((SECONDS - start)) s (qemu exit $rc)"
+	echo "vm-boot: $suite $mode: guest ran $vm_secs s (qemu exit $vm_rc)"
 	grep -a "^VMTEST:" "$log" | sed "s/^/  [$suite $mode] /"
 	while IFS= read -r line; do
 		case $line in
@@ -246,6 +200,8 @@ for suite in "${suites[@]}"; do
 		note FAIL install "no packages for $suite"
 	elif ! prepare_disks; then
 		note FAIL install "cannot make the guest's disks"
+	elif ! vm_lock; then
+		note FAIL install "cannot take the VM lock"
 	else
 		boot device "$work/disk-$suite-install.img" -device virtio-rng-pci
 		boot nodevice "$work/disk-$suite-install.img"
