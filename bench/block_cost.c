@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 	}
 	printf("  replay + SP 800-90B checks:  %7.0f ns  (%.2fx the fastest FIPS engine's time)\n",
 	       best / (double)n * 1e9, best / fips_best);
-	free(h);
+	health_free(h);
 	free(data);
 	(void)sink; /* read: the results were used, for the compiler as well */
 	return 0;

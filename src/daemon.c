@@ -756,6 +756,8 @@ int daemon_run(struct daemon *d)
 			break;
 		}
 	}
+	/* The readers end while the last numbers are written: daemon_fini() joins them. */
+	source_set_interrupt(d->set);
 	notify_stopping();
 	/* The last numbers stay for the textfile collector; their age says rngd is gone. */
 	daemon_write_metrics(d);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 /* RNGD_PORTABLE: the portable code alone, so that x86 tests it too (tests/test_portable.c). */
 #if defined(__SSE2__) && !defined(RNGD_PORTABLE)
 #define HEALTH_SSE2 1
@@ -42,20 +43,67 @@ static void set_keys(struct health *h, const uint64_t key[2])
 	h->anchor = (uint8_t)spread(h->key[0] + h->key[1]);
 }
 
-void health_init(struct health *h, const uint64_t key[2])
+/* The tables' sizes for a history of cap blocks (health.h). */
+static size_t table_slots(size_t cap)
 {
-	memset(h, 0, sizeof(*h));
-	set_keys(h, key);
+	return 2 * cap;
+}
+
+static size_t anchor_buckets(size_t cap)
+{
+	return (size_t)((uint64_t)cap * HEALTH_ABUCKETS / HEALTH_HISTORY);
+}
+
+_Static_assert((uint64_t)HEALTH_HISTORY_MIN * HEALTH_ABUCKETS / HEALTH_HISTORY >= 1 &&
+		       (HEALTH_HISTORY_MIN & (HEALTH_HISTORY_MIN - 1)) == 0 &&
+		       HEALTH_HISTORY % HEALTH_HISTORY_MIN == 0,
+	       "the first tables: a power of two, a bucket at least");
+_Static_assert(HEALTH_TABLE == 2 * HEALTH_HISTORY, "the block table at the last cap");
+
+/*
+ * Zero pages of their own (mmap, not malloc): mapped only where written, and given back
+ * whole when the tables grow, without moving malloc's mmap threshold for the rest of the
+ * daemon (glibc raises it to the size of a freed mapped chunk).
+ */
+static void *zero_pages(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void unmap_tables(uint32_t *table, uint32_t (*atable)[HEALTH_ASLOTS], size_t cap)
+{
+	if (table)
+		munmap(table, table_slots(cap) * sizeof(*table));
+	if (atable)
+		munmap(atable, anchor_buckets(cap) * sizeof(*atable));
 }
 
 struct health *health_new(const uint64_t key[2])
 {
-	/* calloc: zero pages, mapped as the history fills; no memset to touch them all. */
+	/* calloc: zero pages, mapped as the FIFOs fill; no memset to touch them all. */
 	struct health *h = calloc(1, sizeof(*h));
 
-	if (h)
-		set_keys(h, key);
+	if (!h)
+		return NULL;
+	set_keys(h, key);
+	h->cap = HEALTH_HISTORY_MIN;
+	h->table = zero_pages(table_slots(h->cap) * sizeof(*h->table));
+	h->atable = zero_pages(anchor_buckets(h->cap) * sizeof(*h->atable));
+	if (!h->table || !h->atable) {
+		health_free(h);
+		return NULL;
+	}
 	return h;
+}
+
+void health_free(struct health *h)
+{
+	if (!h)
+		return;
+	unmap_tables(h->table, h->atable, h->cap);
+	free(h);
 }
 
 static inline uint64_t mix(uint64_t a, uint64_t b)
@@ -316,13 +364,19 @@ static bool table_has(const struct fp_table *t, uint64_t x, uint64_t x2)
 	return false;
 }
 
-static void table_add(const struct fp_table *t, size_t idx, uint64_t x2)
+/* Put entry e (tag | 1 + index) in its home slot, or the next free one. */
+static void table_put(const struct fp_table *t, uint32_t e)
 {
-	size_t i = t->fp[idx] & t->mask;
+	size_t i = t->fp[(e & IDX_MASK) - 1] & t->mask;
 
 	while (t->slot[i])
 		i = (i + 1) & t->mask;
-	t->slot[i] = tag_of(x2) << IDX_BITS | (uint32_t)(idx + 1);
+	t->slot[i] = e;
+}
+
+static inline uint32_t entry_of(size_t idx, uint64_t x2)
+{
+	return tag_of(x2) << IDX_BITS | (uint32_t)(idx + 1);
 }
 
 /* Remove index idx (present), shifting back the entries after it (Knuth 6.4, algorithm R). */
@@ -349,15 +403,15 @@ static void table_del(const struct fp_table *t, size_t idx)
 }
 
 /*
- * The anchors' table: HEALTH_ABUCKETS buckets of HEALTH_ASLOTS slots (the same tag | index
- * entries), a fingerprint in the bucket its first word's low bits name. A lookup reads one
- * bucket and compares its tags at once, no probing, no branch to mispredict but on a
- * probable match. A full bucket drops the new fingerprint (2 a bucket on average: p ~ 1e-3;
- * that anchor is then not remembered).
+ * The anchors' table: anchor_buckets(cap) buckets (HEALTH_ABUCKETS at the last cap) of
+ * HEALTH_ASLOTS slots (the same tag | index entries), a fingerprint in the bucket its first
+ * word's low bits name. A lookup reads one bucket and compares its tags at once, no
+ * probing, no branch to mispredict but on a probable match. A full bucket drops the new
+ * fingerprint (2 a bucket on average: p ~ 1e-3; that anchor is then not remembered).
  */
 static inline uint32_t *bucket_of(struct health *h, uint64_t x)
 {
-	return h->atable[x & (HEALTH_ABUCKETS - 1)];
+	return h->atable[x & (anchor_buckets(h->cap) - 1)];
 }
 
 static bool anchor_seen(struct health *h, uint64_t x, uint64_t x2)
@@ -388,13 +442,14 @@ static bool anchor_seen(struct health *h, uint64_t x, uint64_t x2)
 	return false;
 }
 
-static void anchor_add(struct health *h, size_t idx, uint64_t x2)
+/* Put entry e in the first free slot of its bucket; a full bucket drops it. */
+static void anchor_put(struct health *h, uint32_t e)
 {
-	uint32_t *b = bucket_of(h, h->afp[idx]);
+	uint32_t *b = bucket_of(h, h->afp[(e & IDX_MASK) - 1]);
 
 	for (unsigned int k = 0; k < HEALTH_ASLOTS; k++)
 		if (!b[k]) {
-			b[k] = tag_of(x2) << IDX_BITS | (uint32_t)(idx + 1);
+			b[k] = e;
 			return;
 		}
 }
@@ -408,9 +463,47 @@ static void anchor_del(struct health *h, size_t idx)
 			b[k] = 0;
 }
 
+/*
+ * Double the tables of a full history (not wrapped yet: its entries are at indices 0 to
+ * n_hist - 1 and 0 to a_count - 1, which stay), moving every entry with its tag: the new
+ * tables hold what the old ones held, at the same load. An anchor's new bucket receives
+ * from one old bucket only (one more bit of the same word): nothing more is dropped.
+ * Without memory, the history stays at cap blocks for good (its FIFO wraps there).
+ */
+static bool grow(struct health *h)
+{
+	size_t cap = 2 * h->cap, n = table_slots(h->cap), nb = anchor_buckets(h->cap);
+	size_t amask = anchor_buckets(cap) - 1;
+	uint32_t *table = zero_pages(table_slots(cap) * sizeof(*table));
+	uint32_t(*atable)[HEALTH_ASLOTS] = zero_pages(anchor_buckets(cap) * sizeof(*atable));
+	const struct fp_table blocks = { table, table_slots(cap) - 1, h->hist };
+
+	if (!table || !atable) {
+		unmap_tables(table, atable, cap);
+		h->capped = true;
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (h->table[i])
+			table_put(&blocks, h->table[i]);
+	for (size_t b = 0; b < nb; b++)
+		for (unsigned int k = 0; k < HEALTH_ASLOTS; k++) {
+			uint32_t e = h->atable[b][k];
+
+			if (e)
+				atable[h->afp[(e & IDX_MASK) - 1] & amask][k] = e;
+		}
+	unmap_tables(h->table, h->atable, h->cap);
+	h->table = table;
+	h->atable = atable;
+	h->cap = cap;
+	h->next = h->n_hist; /* wrapped to 0 when the history filled */
+	return true;
+}
+
 unsigned int health_test_block(struct health *h, const uint8_t *block, size_t len)
 {
-	const struct fp_table blocks = { h->table, HEALTH_TABLE - 1, h->hist };
+	struct fp_table blocks = { h->table, table_slots(h->cap) - 1, h->hist };
 	uint64_t where[WHERE_WORDS + 1], fp[HEALTH_ANCHOR_QUERY], fp2[HEALTH_ANCHOR_QUERY];
 	size_t n, keep;
 	uint64_t x2, x = block_hash(h, block, len, h->anchor, where, &x2);
@@ -423,7 +516,11 @@ unsigned int health_test_block(struct health *h, const uint8_t *block, size_t le
 	for (size_t i = 0; i < n; i++)
 		if (anchor_seen(h, fp[i], fp2[i]))
 			return res | HEALTH_REPEATED;
-	if (h->n_hist == HEALTH_HISTORY) {
+	if (h->n_hist == h->cap && h->cap < HEALTH_HISTORY && !h->capped && grow(h)) {
+		blocks.slot = h->table;
+		blocks.mask = table_slots(h->cap) - 1;
+	}
+	if (h->n_hist == h->cap) {
 		/* the oldest block leaves, with its anchors (the oldest in afp) */
 		for (unsigned int k = h->n_anchors[h->next]; k > 0; k--) {
 			anchor_del(h, (h->a_next + HEALTH_ANCHORS - h->a_count) % HEALTH_ANCHORS);
@@ -434,7 +531,7 @@ unsigned int health_test_block(struct health *h, const uint8_t *block, size_t le
 		h->n_hist++;
 	}
 	h->hist[h->next] = x;
-	table_add(&blocks, h->next, x2);
+	table_put(&blocks, entry_of(h->next, x2));
 	/* the first and the last anchor (health.h); the one if the block has one */
 	keep = n < HEALTH_ANCHOR_KEEP ? n : HEALTH_ANCHOR_KEEP;
 	if (keep == 2) {
@@ -442,11 +539,11 @@ unsigned int health_test_block(struct health *h, const uint8_t *block, size_t le
 		fp2[1] = fp2[n - 1];
 	}
 	h->n_anchors[h->next] = (uint8_t)keep;
-	h->next = (h->next + 1) % HEALTH_HISTORY;
+	h->next = (h->next + 1) & (h->cap - 1);
 	/* HEALTH_ANCHOR_KEEP per block at most in the history: afp never overflows */
 	for (size_t i = 0; i < keep; i++) {
 		h->afp[h->a_next] = fp[i];
-		anchor_add(h, h->a_next, fp2[i]);
+		anchor_put(h, entry_of(h->a_next, fp2[i]));
 		h->a_next = (h->a_next + 1) % HEALTH_ANCHORS;
 		h->a_count++;
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Health tests that run on every block before the FIPS 140-2 gate, on the reader thread
- * (pure: no I/O, no locks, no allocation):
+ * (no I/O, no locks; an allocation only when the history grows, at most 9 times a process):
  *  - a repeated-block detector: a keyed 64-bit hash of each block against the hashes of
  *    the last HEALTH_HISTORY blocks of every source (one history for the daemon, for its
  *    life: struct source_history in source_internal.h). A block seen again is replayed
@@ -35,9 +35,14 @@
  *    Each hash and fingerprint comes with a second, independently keyed word; the lookup
  *    tables keep HEALTH_TAG_BITS of it beside the index of the first, and a match needs
  *    both: 64 + 14 = 78 bits.
- *    Memory: 4.1 MiB for the daemon (struct health), whatever the number of sources and
- *    reloads: 1 MiB of anchor fingerprints and 2 MiB of their table, 512 KiB of block
- *    hashes and 512 KiB of their table, 64 KiB of counts. Time: bench/health-history.
+ *    Memory: at most 4.1 MiB for the daemon, whatever the number of sources and reloads:
+ *    1 MiB of anchor fingerprints and 2 MiB of their table, 512 KiB of block hashes and
+ *    512 KiB of their table, 64 KiB of counts. It grows as blocks arrive: the FIFOs
+ *    (struct health, 1.6 MiB) are mapped zero pages written in order, and the tables,
+ *    written at random places, are sized to the history: HEALTH_HISTORY_MIN blocks
+ *    first, doubled (rebuilt from the old ones: no entry lost, the same load) each time
+ *    the history is full, up to HEALTH_HISTORY (40 bytes of tables a block). A daemon that
+ *    has tested few blocks holds a few KiB, not 4.1 MiB. Time: bench/health-history.
  *  - SP 800-90B §4.4's two continuous tests on bytes, with the cut-offs for an assessed
  *    min-entropy of H = 1 bit per byte and alpha = 2^-20: the Repetition Count Test (a
  *    byte repeated HEALTH_RCT_CUTOFF times in a row) and the Adaptive Proportion Test
@@ -64,6 +69,7 @@
 #include <stdint.h>
 
 #define HEALTH_HISTORY 65536  /* blocks remembered, of every source (164 MB of data) */
+#define HEALTH_HISTORY_MIN 128 /* the tables' first size, in blocks (a power of two) */
 #define HEALTH_TABLE 131072   /* their hashes' lookup table (a power of two, >= 2 * HISTORY) */
 #define HEALTH_ANCHOR_WIN 32  /* bytes of data an anchor's fingerprint covers */
 #define HEALTH_ANCHOR_QUERY 32 /* anchors of a block looked up, at most */
@@ -87,7 +93,8 @@ enum {
 /*
  * The tables hold the top bits of the second word over 1 + the index in hist or afp of the
  * first (0: a free slot); the first word's low bits place it. Half the size of a table of
- * hashes, and equal hashes do no harm. 4.1 MiB: allocate it (health_new()).
+ * hashes, and equal hashes do no harm. Allocate it (health_new()): 1.6 MiB of address
+ * space, its pages touched as it fills.
  */
 struct health {
 	uint64_t key[2];		     /* hash key, random per process */
@@ -95,25 +102,30 @@ struct health {
 	uint64_t akey[4];		     /* anchor fingerprints' key */
 	uint64_t akey2[4];		     /* their second word's */
 	uint8_t anchor;			     /* the anchor byte A */
+	bool capped;			     /* a growth failed (no memory): cap is final */
+	size_t cap;			     /* blocks the tables hold now (a power of two) */
+	uint32_t *table;		     /* 2 * cap slots */
+	uint32_t (*atable)[HEALTH_ASLOTS];   /* cap * HEALTH_ABUCKETS / HEALTH_HISTORY buckets */
 	uint8_t n_anchors[HEALTH_HISTORY];   /* anchors each block of hist keeps in afp */
-	uint64_t hist[HEALTH_HISTORY];	     /* oldest at next once full */
+	uint64_t hist[HEALTH_HISTORY];	     /* oldest at next once full (only at the last cap) */
 	size_t n_hist, next;
-	uint32_t table[HEALTH_TABLE];
 	uint64_t afp[HEALTH_ANCHORS];	     /* a FIFO: oldest at a_next - a_count */
 	size_t a_count, a_next;
-	uint32_t atable[HEALTH_ABUCKETS][HEALTH_ASLOTS];
 };
 
 /*
- * Start an empty history (key: a per-process random key, e.g. from getrandom(); all zero
- * works but lets a writer craft collisions).
+ * An empty history with tables for HEALTH_HISTORY_MIN blocks, or NULL (no memory). key: a
+ * per-process random key, e.g. from getrandom(); all zero works but lets a writer craft
+ * collisions. Free it with health_free().
  */
-void health_init(struct health *h, const uint64_t key[2]);
-/* An empty history on the heap (pages touched as it fills), or NULL; free() it. */
 struct health *health_new(const uint64_t key[2]);
+/* Free a history of health_new(); NULL is fine. */
+void health_free(struct health *h);
 /*
  * Test one block of len bytes: 0 when it passed, else HEALTH_* bits. A block that is not
- * repeated enters the history (a failed one too: its repetition is just as bad).
+ * repeated enters the history (a failed one too: its repetition is just as bad). When the
+ * history is full below HEALTH_HISTORY, its tables first double (an allocation; without
+ * memory the history stays at its size and the oldest block leaves instead).
  */
 unsigned int health_test_block(struct health *h, const uint8_t *block, size_t len);
 

@@ -121,6 +121,7 @@ struct source_set {
 	bool started;
 	size_t ring_blocks;
 	bool abandoned; /* a thread outlived source_set_stop_within() */
+	uint64_t stop_signaled_ns; /* when a stop first signalled the threads (0: not yet) */
 	bool start_failed; /* source_set_abort(): fini undoes what init changed */
 	struct source_set *next_abandoned;
 	/*

@@ -656,7 +656,7 @@ static int read_blocks(struct source *src, char *why, size_t len)
  * The daemon's one history (health.h): every source's blocks are checked against every
  * source's, so that the same bytes through two sources (a file and a copy of it) are
  * credited once. Made at the first block of any source, kept for the life of the process
- * (4.1 MiB whatever the sources and reloads).
+ * (at most 4.1 MiB, grown as blocks arrive, whatever the sources and reloads).
  */
 static pthread_mutex_t history_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct source_history *history;

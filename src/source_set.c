@@ -13,14 +13,19 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cpu_trust.h"
 #include "log.h"
 #include "source_internal.h"
 #include "util.h"
+
+/* A reader thread's stack (source_set_start()). */
+#define READER_STACK_BYTES (256 * 1024)
 
 /* Sets whose threads outlived their stop; the process exit ends them (main thread only). */
 static struct source_set *abandoned_sets;
@@ -489,11 +494,22 @@ size_t source_set_test_cpu_now(struct source_set *set)
 
 int source_set_start(struct source_set *set, int wake_fd)
 {
+	pthread_attr_t attr;
 	sigset_t all, old;
 	int r = source_install_interrupt();
 
 	if (r < 0)
 		return r;
+	/*
+	 * A reader's deepest path (a log line's formatting) needs a few KiB: 256 KiB instead
+	 * of glibc's 8 MiB of address space each (musl's default is 128 KiB). Only the pages
+	 * touched count in the RSS either way.
+	 */
+	r = -pthread_attr_init(&attr);
+	if (r < 0)
+		return r;
+	r = -pthread_attr_setstacksize(&attr, READER_STACK_BYTES);
+	set->stop_signaled_ns = 0;
 	/*
 	 * The threads inherit a mask with everything blocked; they unblock their interrupt
 	 * signal and the synchronous ones (source_reader_main()).
@@ -513,7 +529,7 @@ int source_set_start(struct source_set *set, int wake_fd)
 			atomic_store(&src->stop, false);
 			atomic_store(&src->thread_done, false);
 			atomic_store(&src->progress_ns, now_ns());
-			r = -pthread_create(&src->thread, NULL, source_reader_main, src);
+			r = -pthread_create(&src->thread, &attr, source_reader_main, src);
 			if (r < 0)
 				break;
 			src->thread_started = true;
@@ -521,10 +537,16 @@ int source_set_start(struct source_set *set, int wake_fd)
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	if (r < 0)
 		source_set_stop(set);
 	return r;
 }
+
+/* How often a stop signals a reader that has not ended yet. */
+#define SIGNAL_AGAIN_NS (5 * NSEC_PER_MSEC)
+/* How long a stop with a time limit waits for a reader inside its driver's read. */
+#define FIRST_LOOK_NS (50 * NSEC_PER_USEC)
 
 static void ask_stop(struct source_set *set)
 {
@@ -565,16 +587,53 @@ bool source_set_reap(struct source_set *set)
 	return all;
 }
 
+/*
+ * Wait up to 50 us for a reader to end: on the eventfd every reader writes as it ends
+ * (source_set_start()), so that an ending thread wakes the caller at once instead of at
+ * the end of a sleep that a loaded machine stretches to milliseconds; a plain sleep without
+ * one. Whatever the eventfd held is consumed: *took says so, to give it back (give_back()).
+ */
+static void wait_for_reader(const struct source_set *set, bool *took)
+{
+	const struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
+	struct pollfd p = { .fd = -1, .events = POLLIN };
+	uint64_t v;
+
+	for (size_t i = 0; i < set->n && p.fd < 0; i++)
+		if (set->src[i]->thread_started)
+			p.fd = set->src[i]->wake_fd;
+	if (p.fd < 0) {
+		nanosleep(&tick, NULL);
+		return;
+	}
+	if (ppoll(&p, 1, &tick, NULL) > 0 && read(p.fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		*took = true;
+}
+
+/* Put back a wake-up wait_for_reader() consumed: it may have been another set's (a reload). */
+static void give_back(const struct source_set *set, bool took)
+{
+	const uint64_t one = 1;
+
+	for (size_t i = 0; took && i < set->n; i++)
+		if (set->src[i]->wake_fd >= 0) {
+			if (write(set->src[i]->wake_fd, &one, sizeof(one)) < 0) {
+				/* only when the counter would overflow: then it is set */
+			}
+			return;
+		}
+}
+
 bool source_set_retire(struct source_set *set, uint64_t limit_ns)
 {
-	struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
-	uint64_t deadline = now_ns() + limit_ns;
+	uint64_t deadline = now_ns() + limit_ns, next_signal = now_ns() + SIGNAL_AGAIN_NS;
+	bool took = false;
 
 	if (!set || !set->started)
 		return true;
 	ask_stop(set);
-	/* As in source_set_stop_within(): look every 50 us, signal again every 5 ms. */
-	for (unsigned int n = 1;; n++) {
+	/* As in source_set_stop_within(): look at each wake-up, signal again every 5 ms. */
+	for (;;) {
 		bool all = true;
 
 		for (size_t i = 0; i < set->n; i++)
@@ -582,47 +641,63 @@ bool source_set_retire(struct source_set *set, uint64_t limit_ns)
 				all = false;
 		if (all || now_ns() >= deadline)
 			break;
-		if (n % 100 == 0)
+		if (now_ns() >= next_signal) {
 			for (size_t i = 0; i < set->n; i++)
 				if (set->src[i]->thread_started &&
 				    !atomic_load(&set->src[i]->thread_done))
 					pthread_kill(set->src[i]->thread, SOURCE_INTERRUPT_SIGNAL);
-		nanosleep(&tick, NULL);
+			next_signal = now_ns() + SIGNAL_AGAIN_NS;
+		}
+		wait_for_reader(set, &took);
 	}
+	give_back(set, took);
 	return source_set_reap(set);
 }
 
 bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 {
-	struct timespec tick = { .tv_sec = 0, .tv_nsec = 50000 };
 	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
-	bool all_done = false;
+	uint64_t next_signal = 0, first_look_end;
+	bool all_done = false, took = false;
 
 	if (!set || !set->started)
 		return !set || !set->abandoned;
 	ask_stop(set);
+	if (set->stop_signaled_ns) { /* source_set_interrupt() signalled them already */
+		next_signal = set->stop_signaled_ns + SIGNAL_AGAIN_NS;
+		first_look_end = set->stop_signaled_ns + FIRST_LOOK_NS;
+	} else {
+		first_look_end = now_ns() + FIRST_LOOK_NS;
+	}
 	/*
 	 * A thread may be blocked in read(), or about to enter it when the signal comes:
-	 * look every 50 us, signal again every 5 ms until it is out. With a time limit, a
-	 * thread still in its driver's read after the first look is not waited for: that
-	 * read did not end at the signal, so it waits killably and only the exit ends it.
+	 * look at each wake-up (at least every 50 us), signal again every 5 ms until it is
+	 * out. With a time limit, a thread still in its driver's read after the first look
+	 * (50 us after the first signal) is not waited for: that read did not end at the
+	 * signal, so it waits killably and only the exit ends it.
 	 */
-	for (unsigned int n = 0; !all_done && now_ns() < deadline; n++) {
+	while (!all_done && now_ns() < deadline) {
+		bool signal_now = now_ns() >= next_signal;
+
 		all_done = true;
 		for (size_t i = 0; i < set->n; i++) {
 			struct source *src = set->src[i];
 
 			if (!src->thread_started || atomic_load(&src->thread_done))
 				continue;
-			if (n > 0 && limit_ns != UINT64_MAX && atomic_load(&src->in_read))
+			if (limit_ns != UINT64_MAX && atomic_load(&src->in_read) &&
+			    now_ns() >= first_look_end)
 				continue;
 			all_done = false;
-			if (n % 100 == 0)
+			if (signal_now)
 				pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
 		}
+		if (signal_now)
+			next_signal = now_ns() + SIGNAL_AGAIN_NS;
 		if (!all_done)
-			nanosleep(&tick, NULL);
+			wait_for_reader(set, &took);
 	}
+	give_back(set, took);
 	if (source_set_reap(set)) /* joins those that ended */
 		return !set->abandoned;
 	for (size_t i = 0; i < set->n; i++) {
@@ -642,6 +717,17 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 	}
 	set->started = false;
 	return false;
+}
+
+void source_set_interrupt(struct source_set *set)
+{
+	if (!set || !set->started)
+		return;
+	ask_stop(set);
+	for (size_t i = 0; i < set->n; i++)
+		if (set->src[i]->thread_started && !atomic_load(&set->src[i]->thread_done))
+			pthread_kill(set->src[i]->thread, SOURCE_INTERRUPT_SIGNAL);
+	set->stop_signaled_ns = now_ns();
 }
 
 void source_set_stop(struct source_set *set)

@@ -161,6 +161,13 @@ int source_set_start(struct source_set *set, int wake_fd);
 void source_set_stop(struct source_set *set);
 
 /*
+ * Ask every thread to stop and interrupt blocked reads, without waiting: the first half of
+ * a stop, so that the threads end while the caller does other work (a daemon's last
+ * writes) before source_set_stop_within(). NULL is fine.
+ */
+void source_set_interrupt(struct source_set *set);
+
+/*
  * The same, waiting at most limit_ns. A read that only a fatal signal ends (virtio-rng
  * waits for its host killably) can outlast any signal of ours: such a thread (still in
  * its read 50 us after the signal, or still running at the limit) is left running, the

@@ -76,9 +76,9 @@ if reload_to $WARMUP; then
 			fail "reload soak: rngd exited: $(tail -3 "$log")"
 		elif [ "$fd1" -gt $((fd0 + 2)) ] || [ "$del" -gt 2 ]; then
 			fail "$what"
-		# The daemon-wide replay history (rngd.conf(5): 65,536 blocks, 4.1 MiB) fills as
-		# blocks arrive, whatever the reloads do, so its pages become resident during the
-		# soak: allowed on top of the 1 MiB. A per-reload leak (the old history per source
+		# The daemon-wide replay history (rngd.conf(5): 65,536 blocks, at most 4.1 MiB)
+		# grows as blocks arrive, whatever the reloads do, so its pages become resident
+		# during the soak: allowed on top of the 1 MiB. A per-reload leak (the old history per source
 		# name grew 66 kB a reload, 130 MB over 2,000) still fails.
 		elif ! asan_build && [ $((rss1 - rss0)) -ge $((1024 + 4200)) ]; then
 			fail "$what (RSS grew by $((rss1 - rss0)) kB)"

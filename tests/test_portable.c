@@ -106,22 +106,22 @@ static void test_health_hashes(void **state)
 		0xdd2be713aa74fd41ull, 0xf084c6656d918399ull, 0x7ae26c9b407c5e32ull,
 		0xf7e02bb11101a721ull, 0xb0a18f691b6b8d72ull,
 	};
-	static struct health h;
 	const uint64_t key[2] = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
+	struct health *h = health_new(key);
 	uint64_t s = 42, where[WHERE_WORDS + 1], x2;
 	static uint8_t block[5000];
 
-	health_init(&h, key);
-	check64("anchor", 0, h.anchor, 0x79);
+	assert_non_null(h);
+	check64("anchor", 0, h->anchor, 0x79);
 	fill(block, sizeof(block), &s);
 	/* a run of the anchor byte across a 16-byte boundary, and one at the end of a word */
-	memset(block + 30, h.anchor, 5);
-	block[63] = h.anchor;
+	memset(block + 30, h->anchor, 5);
+	block[63] = h->anchor;
 	for (unsigned int i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		uint64_t f = 0;
 
 		memset(where, 0x5a, sizeof(where));
-		check64("hash", i, block_hash(&h, block, lens[i], h.anchor, where, &x2),
+		check64("hash", i, block_hash(h, block, lens[i], h->anchor, where, &x2),
 			printing ? 0 : want_hash[i]);
 		/* where[] is meaningful where where[WHERE_WORDS] says so */
 		for (unsigned int g = 0; g < WHERE_WORDS; g++)
@@ -131,8 +131,9 @@ static void test_health_hashes(void **state)
 		check64("where", i, f, printing ? 0 : want_where[i]);
 	}
 	for (unsigned int i = 0; i < 8; i++)
-		check64("window", i, window_hash(h.akey, block + 311 * i),
+		check64("window", i, window_hash(h->akey, block + 311 * i),
 			printing ? 0 : want_window[i]);
+	health_free(h);
 }
 
 /* The verdicts of a stream of blocks: plain, biased, with long runs, repeated words. */
