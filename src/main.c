@@ -251,21 +251,39 @@ static int lock_pid_file(const struct options *o, const struct daemon *d, struct
 }
 
 /*
- * Open the sources. 0 when at least one can work (for --once: one is open now), or an
+ * Open the sources, the CPU ones first and the boot seeding from them (daemon_seed_early())
+ * before the others. 0 when at least one can work (for --once: one is open now), or an
  * exit code with the reason logged and told to systemd.
  */
 static int open_sources(struct daemon *d)
 {
 	char text[256];
-	int usable = source_set_init(d->set), r = source_set_start_error(d->set);
+	int usable = source_set_open(d->set, SOURCE_OPEN_CPU), r;
+	/*
+	 * Boot seeding first, the other sources' probes (sysfs scans, devices) after it; not
+	 * when their open could still find a configuration error: nothing is fed before that.
+	 */
+	bool early = usable > 0 && source_set_start_error(d->set) != EINVAL &&
+		     !source_set_other_configured(d->set);
 
+	if (early)
+		daemon_seed_early(d);
+	r = source_set_open(d->set, SOURCE_OPEN_OTHER);
+	usable = usable < 0 ? usable : r < 0 ? r : usable + r;
+	r = source_set_start_error(d->set);
 	if (r == EINVAL) { /* the source has said why, naming itself */
 		notify_nothing_to_do("bad configuration of a source");
 		return EXIT_CONFIG;
 	}
-	/* --once seeds from what is there now: it does not wait for a device to appear. */
+	/*
+	 * --once seeds from what is there now: it does not wait for a device to appear (a
+	 * source that passed a block in the boot seeding is running already).
+	 */
 	if (usable > 0 && d->mode == DAEMON_ONCE)
-		usable = (int)source_set_count_state(d->set, SOURCE_STARTING);
+		usable = (int)(source_set_count_state(d->set, SOURCE_STARTING) +
+			       source_set_count_state(d->set, SOURCE_RUNNING));
+	if (usable > 0 && !early)
+		daemon_seed_early(d);
 	if (usable > 0)
 		return 0;
 	no_source_why(d->set, text, sizeof(text));
@@ -397,10 +415,8 @@ static int run_daemon(struct options *o, struct conf *conf, struct source_set *s
 	ret = lock_pid_file(o, &d, &pid_file);
 	if (!ret)
 		ret = open_sources(&d);
-	if (!ret) {
-		daemon_seed_early(&d);
+	if (!ret)
 		ret = start_daemon(o, &d, &pid_file);
-	}
 	if (ret) /* a failed start puts back what the sources changed (rng_current): rngd(8) */
 		source_set_abort(d.set);
 	else

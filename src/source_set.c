@@ -419,6 +419,26 @@ int source_set_start_error(const struct source_set *set)
 
 int source_set_init(struct source_set *set)
 {
+	return source_set_open(set, SOURCE_OPEN_ALL);
+}
+
+/* Whether src is one that source_set_open(which) opens. */
+static bool picked(const struct source *src, enum source_open which)
+{
+	return which == SOURCE_OPEN_ALL || src->ops->cpu_rng == (which == SOURCE_OPEN_CPU);
+}
+
+bool source_set_other_configured(const struct source_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->src[i]->enabled && set->src[i]->configured &&
+		    picked(set->src[i], SOURCE_OPEN_OTHER))
+			return true;
+	return false;
+}
+
+int source_set_open(struct source_set *set, enum source_open which)
+{
 	int usable = 0;
 
 	for (size_t i = 0; i < set->n; i++) {
@@ -426,7 +446,7 @@ int source_set_init(struct source_set *set)
 		char why[160];
 		int r;
 
-		if (!src->enabled || src->opened)
+		if (!src->enabled || src->opened || !picked(src, which))
 			continue;
 		if (!src->ring.slots) {
 			r = ring_init(&src->ring, set->ring_blocks);

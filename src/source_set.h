@@ -125,6 +125,19 @@ int source_set_list(struct source_set *set, FILE *f);
 int source_set_init(struct source_set *set);
 
 /*
+ * The same for some of them: the CPU sources (rdseed, rdrand, rndr: nothing to probe, boot
+ * seeding starts from them), the others, or all. A source is opened by one call only.
+ */
+enum source_open { SOURCE_OPEN_ALL, SOURCE_OPEN_CPU, SOURCE_OPEN_OTHER };
+int source_set_open(struct source_set *set, enum source_open which);
+
+/*
+ * Whether an enabled source other than a CPU one is configured: only such a source's open
+ * can find a configuration error (source_set_start_error()) after the CPU sources'.
+ */
+bool source_set_other_configured(const struct source_set *set);
+
+/*
  * The daemon's start failed after source_set_init(): the drivers' fini (at
  * source_set_free()) put back what their init changed (rng_current). Accepts NULL.
  */
