@@ -26,8 +26,6 @@
 #define KERNEL_CHUNK FIPS_BLOCK_BYTES
 /* --once gives up when no tested block arrived in this time. */
 #define ONCE_TIMEOUT_NS (15 * NSEC_PER_SEC)
-/* How soon kernel-hwrng notices a reader of the kernel's hwrng that came after start. */
-#define KERNEL_HWRNG_LATE_NS (5 * NSEC_PER_SEC)
 /* Longest wait after failed feeds (1 s doubling up to this). */
 #define FEED_RETRY_MAX_NS (64 * NSEC_PER_SEC)
 /*
@@ -157,9 +155,23 @@ static uint64_t tick_period(const struct daemon *d)
 		p = MIN(p, 250 * NSEC_PER_MSEC);
 	if (d->kh.dir[0]) /* a backend switch or a failing device is seen within a second */
 		p = MIN(p, NSEC_PER_SEC);
-	else if (!d->kh.disabled && d->kh.mode != KERNEL_HWRNG_LEAVE)
-		p = MIN(p, KERNEL_HWRNG_LATE_NS); /* ... and the kernel's hwrng when it comes */
 	return p == UINT64_MAX ? 0 : p;
+}
+
+/*
+ * kernel-hwrng take-over or watch without a reader of the kernel's hwrng yet: a source
+ * that opens it later (rng-core loaded after start, a device that came) changes state,
+ * which wakes the main loop (wake_fd), so look at each wake-up instead of on a timer (a
+ * daemon without such a reader woke every 5 s for nothing). Not again once rng_quality
+ * could not be opened: that needs a restart (kernel_hwrng_update() says so).
+ */
+static void look_for_late_reader(struct daemon *d)
+{
+	if (d->kh.dir[0] || d->kh.disabled || d->kh.mode == KERNEL_HWRNG_LEAVE || d->kh.no_access)
+		return;
+	kernel_hwrng_update(&d->kh, d->set);
+	if (tick_period(d) != d->tick_ns)
+		daemon_reset_tick(d);
 }
 
 /* The pool over d->set: its blocks in turn and their credit (after a reload, anew). */
@@ -718,8 +730,10 @@ int daemon_run(struct daemon *d)
 		}
 		if (p[4].fd >= 0)
 			sink_wait_done(d->sink, p[4].revents);
-		if (p[1].revents & POLLIN)
+		if (p[1].revents & POLLIN) {
 			drain_fd(d->wake_fd);
+			look_for_late_reader(d);
+		}
 		if (d->n_retired)
 			daemon_reap_retired(d);
 		if (p[2].revents & POLLIN) {
