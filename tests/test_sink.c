@@ -1097,7 +1097,13 @@ static void legacy_case(const char *threshold, uint64_t secs, const char *what)
 	cpu = legacy_loop(s, secs, &wakes);
 	print_message("%s: %d wake-ups, %.3f ms CPU in %" PRIu64 " s\n", what, wakes,
 		      (double)cpu / MS, secs);
-	assert_true(cpu < 10 * MS);
+	/*
+	 * The busy loop this guards against woke thousands of times and used the
+	 * seconds; a sleeping loop's CPU time is noise (the scheduler charges whole
+	 * ticks, ASan and a loaded machine add to it: 11.6 ms once), so the bound on it
+	 * is 5 % of the time, far below a busy loop and far above noise.
+	 */
+	assert_true(cpu < secs * SEC / 20);
 	assert_true(wakes < 10);
 	sink_close(s);
 	rm_tmpdir();
