@@ -568,6 +568,14 @@ int source_set_start(struct source_set *set, int wake_fd)
 /* How long a stop with a time limit waits for a reader inside its driver's read. */
 #define FIRST_LOOK_NS (50 * NSEC_PER_USEC)
 
+/* Interrupt the read of every reader thread that has not ended yet. */
+static void signal_readers(const struct source_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->src[i]->thread_started && !atomic_load(&set->src[i]->thread_done))
+			pthread_kill(set->src[i]->thread, SOURCE_INTERRUPT_SIGNAL);
+}
+
 static void ask_stop(struct source_set *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
@@ -662,10 +670,7 @@ bool source_set_retire(struct source_set *set, uint64_t limit_ns)
 		if (all || now_ns() >= deadline)
 			break;
 		if (now_ns() >= next_signal) {
-			for (size_t i = 0; i < set->n; i++)
-				if (set->src[i]->thread_started &&
-				    !atomic_load(&set->src[i]->thread_done))
-					pthread_kill(set->src[i]->thread, SOURCE_INTERRUPT_SIGNAL);
+			signal_readers(set);
 			next_signal = now_ns() + SIGNAL_AGAIN_NS;
 		}
 		wait_for_reader(set, &took);
@@ -744,9 +749,7 @@ void source_set_interrupt(struct source_set *set)
 	if (!set || !set->started)
 		return;
 	ask_stop(set);
-	for (size_t i = 0; i < set->n; i++)
-		if (set->src[i]->thread_started && !atomic_load(&set->src[i]->thread_done))
-			pthread_kill(set->src[i]->thread, SOURCE_INTERRUPT_SIGNAL);
+	signal_readers(set);
 	set->stop_signaled_ns = now_ns();
 }
 
