@@ -405,9 +405,28 @@ static int regained(const char *what)
 }
 
 /*
+ * libcap-ng's copy of the capability sets from ps (what capng_get_caps_process() would read
+ * with capget(), without its sscanf() of /proc/self/status for the bounding and ambient
+ * sets, not used here: that fault brought in 64 KiB of libc's scanf code for one call).
+ */
+static int caps_from_status(const struct proc_status *ps)
+{
+	capng_clear(CAPNG_SELECT_CAPS);
+	for (unsigned int cap = 0; cap < 64; cap++) {
+		int type = (ps->cap_eff >> cap & 1 ? CAPNG_EFFECTIVE : 0) |
+			   (ps->cap_prm >> cap & 1 ? CAPNG_PERMITTED : 0) |
+			   (ps->cap_inh >> cap & 1 ? CAPNG_INHERITABLE : 0);
+
+		if (type && capng_update(CAPNG_ADD, (capng_type_t)type, cap) < 0)
+			return -EPERM;
+	}
+	return 0;
+}
+
+/*
  * Try to add cap to the effective and permitted sets; true if the kernel allowed it. The
- * caller has read the process's capabilities (capng_get_caps_process()); libcap-ng's copy
- * is put back as it was when the kernel refused.
+ * caller has loaded libcap-ng's copy of the process's capabilities (caps_from_status());
+ * the copy is put back as it was when the kernel refused.
  */
 static bool can_raise(unsigned int cap)
 {
@@ -437,22 +456,22 @@ int privs_verify(void)
 		if (setgroups(0, NULL) == 0)
 			return regained("setgroups() succeeded");
 	}
-	if (capng_get_caps_process() < 0) {
+	r = read_proc_status(&ps);
+	if (r < 0) {
+		log_error("cannot verify the privilege drop: /proc/self/status: %s", strerror(-r));
+		return r;
+	}
+	if (caps_from_status(&ps) < 0) {
 		log_error("cannot verify the privilege drop: cannot read capabilities");
 		return -EPERM;
 	}
+	/* A raise the kernel refused changed nothing: ps still says what the process has. */
 	if (can_raise(CAP_SYS_RAWIO))
 		return regained("CAP_SYS_RAWIO could be raised");
 	if (can_raise(CAP_SETUID))
 		return regained("CAP_SETUID could be raised");
 	if (last_drop.bounding_set && prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0) != 0)
 		return regained("CAP_SYS_RAWIO is still in the bounding set");
-
-	r = read_proc_status(&ps);
-	if (r < 0) {
-		log_error("cannot verify the privilege drop: /proc/self/status: %s", strerror(-r));
-		return r;
-	}
 	if ((ps.cap_eff | ps.cap_prm) & ~PRIVS_KEPT_CAPS)
 		return regained("capabilities other than CAP_SYS_ADMIN remain");
 	if (ps.cap_inh || ps.cap_amb)
