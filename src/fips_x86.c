@@ -17,8 +17,8 @@
  *    >= 1 .. >= 6 by the shifted-AND chains. The zeros share the look-ahead words of the
  *    ones (complemented) up to the last full word, where the block's end is still 5 or
  *    more bits away; the 32-bit tail word is done on its own.
- * The number of runs of zeros follows from that of ones: runs alternate, so it is the
- * same, plus one when the block starts with 0, plus one when it ends with 0, minus one.
+ * The scalar ends and the engine macro are shared with the other SIMD engines
+ * (src/fips_simd.h).
  */
 #include "config.h"
 
@@ -31,13 +31,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "fips_engine.h"
+#include "fips_simd.h"
 #include "util.h"
 
 #define BYTES FIPS_BLOCK_BYTES
-#define FULL_WORDS (BYTES / 8)				/* 312 */
-#define TAIL_BYTES (BYTES - FULL_WORDS * 8)		/* 4 */
-#define PAD_BYTES (8 + FULL_WORDS * 8 + 8 + 64)		/* zero word, block, zero word */
+#define FULL_WORDS FIPS_FULL_WORDS
 
 /* ---- CPU features ---- */
 
@@ -80,98 +78,6 @@ static bool avx512_supported(void)
 			    bit_AVX512VBMI2 | bit_AVX512VPOPCNTDQ);
 }
 
-/* ---- the scalar ends ---- */
-
-static inline unsigned int bit_at(const uint8_t *block, size_t i)
-{
-	return (block[i / 8] >> (7 - i % 8)) & 1;
-}
-
-/*
- * Whether bytes b and b + 1 are both 00 or both ff and lie in a run of 26 or more equal
- * bits. Every such run covers two such bytes, so this tried on every b is the exact test.
- */
-static bool long_run_at(const uint8_t *block, size_t b)
-{
-	size_t lo = 8 * b, hi = 8 * b + 16; /* the run is [lo, hi) so far */
-	unsigned int v;
-
-	if (block[b] != block[b + 1] || (block[b] != 0 && block[b] != 0xff))
-		return false;
-	v = block[b] & 1;
-	while (lo > 0 && hi - lo < 26 && bit_at(block, lo - 1) == v)
-		lo--;
-	while (hi < FIPS_BLOCK_BITS && hi - lo < 26 && bit_at(block, hi) == v)
-		hi++;
-	return hi - lo >= 26;
-}
-
-/* The long-run test on the bytes of the steps flagged in steps[] (step bytes each). */
-static bool long_run_steps(const uint8_t *block, const uint8_t *flags, size_t n, size_t step)
-{
-	for (size_t s = 0; s < n; s++) {
-		if (!flags[s])
-			continue;
-		for (size_t b = s * step; b < (s + 1) * step; b++)
-			if (long_run_at(block, b))
-				return true;
-	}
-	return false;
-}
-
-#define POPCNT_FN __attribute__((target("popcnt"))) static inline
-
-/* Runs of set bits of the block's last (32-bit, zero-padded) word z; pz the bit before. */
-POPCNT_FN void tail_runs(uint64_t z, uint64_t pz, uint64_t ge[6])
-{
-	uint64_t c = z & ~((z >> 1) | (pz << 63));
-
-	ge[0] += (uint64_t)__builtin_popcountll(c);
-	for (unsigned int k = 1; k < 6; k++) {
-		c &= z << k;
-		ge[k] += (uint64_t)__builtin_popcountll(c);
-	}
-}
-
-/*
- * The counts of the last bytes, from byte `from` (a multiple of 4) to the end, the
- * tail word's runs, and the runs of zeros of length >= 1; x311 is the last full word.
- */
-POPCNT_FN void finish(const uint8_t *block, size_t from, uint64_t x311, struct fips_counts *c)
-{
-	const uint64_t tail_mask = ~UINT64_C(0) << (64 - TAIL_BYTES * 8);
-	uint32_t t;
-	uint64_t last;
-
-	for (size_t i = from; i < BYTES; i++) {
-		c->nibbles[block[i] >> 4]++;
-		c->nibbles[block[i] & 15]++;
-	}
-	for (size_t i = from; i + 1 < BYTES && !c->maybe_long_run; i++)
-		c->maybe_long_run = long_run_at(block, i);
-	for (unsigned int v = 1; v < 16; v++)
-		c->ones += c->nibbles[v] * (uint64_t)__builtin_popcount(v);
-
-	memcpy(&t, block + FULL_WORDS * 8, sizeof(t));
-	last = (uint64_t)be32toh(t) << 32;
-	tail_runs(last, x311 & 1, c->ones_ge);
-	tail_runs(~last & tail_mask, !(x311 & 1), c->zeros_ge);
-	/* Runs alternate: see the top of this file. */
-	c->zeros_ge[0] = c->ones_ge[0] + !(block[0] & 0x80) + !(block[BYTES - 1] & 1) - 1;
-}
-
-/* The first word against the previous block's last, and the new state. */
-static inline bool continuous_ends(const uint8_t *block, uint32_t *last_word)
-{
-	uint32_t first;
-	bool repeat;
-
-	memcpy(&first, block, sizeof(first));
-	repeat = first == *last_word;
-	memcpy(last_word, block + BYTES - 4, sizeof(*last_word));
-	return repeat;
-}
-
 /* Shuffle tables: nibble v -> 1, v + 8 -> 16, others 0; for v = 0..7. */
 #define PAIR_TABLE(v)                                                                    \
 	{ (v) == 0, (v) == 1, (v) == 2, (v) == 3, (v) == 4, (v) == 5, (v) == 6, (v) == 7,    \
@@ -191,50 +97,6 @@ static const uint8_t popcount_table[16] __attribute__((aligned(16))) = {
 static const uint8_t bswap_table[16] __attribute__((aligned(16))) = {
 	7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
 };
-
-/* The block with a zero word before and after it, for unaligned loads on both sides. */
-static inline void padded(uint8_t *pad, const uint8_t *block)
-{
-	memset(pad, 0, 8);
-	memcpy(pad + 8, block, FULL_WORDS * 8);
-	memcpy(pad + 8 + FULL_WORDS * 8, block + FULL_WORDS * 8, TAIL_BYTES);
-	memset(pad + 8 + FULL_WORDS * 8 + TAIL_BYTES, 0, PAD_BYTES - 8 - BYTES);
-}
-
-/*
- * An engine from its two passes over STEP-byte vectors, NAME_bytes() and NAME_runs() (on
- * the padded block; returns word 311): defines NAME_counts(), NAME_test() and
- * fips_engine_NAME, compiled for the engine's target (FN) so that the passes inline into them.
- */
-#define SIMD_ENGINE(NAME, FN, STEP)                                                   \
-	static FN void NAME##_counts(const uint8_t *block, uint32_t *last_word,       \
-				     struct fips_counts *c)                           \
-	{                                                                             \
-		uint8_t pad[PAD_BYTES] __attribute__((aligned(STEP)));                \
-		uint64_t x311;                                                        \
-                                                                                      \
-		memset(c, 0, sizeof(*c));                                             \
-		NAME##_bytes(block, c);                                               \
-		padded(pad, block);                                                   \
-		x311 = NAME##_runs(pad, c);                                           \
-		finish(block, (BYTES / (STEP)) * (STEP), x311, c);                    \
-		c->repeat |= continuous_ends(block, last_word);                       \
-	}                                                                             \
-                                                                                      \
-	static FN unsigned int NAME##_test(const uint8_t *block, uint32_t *last_word) \
-	{                                                                             \
-		struct fips_counts c;                                                 \
-                                                                                      \
-		NAME##_counts(block, last_word, &c);                                  \
-		return fips_verdict(&c, block);                                       \
-	}                                                                             \
-                                                                                      \
-	const struct fips_engine fips_engine_##NAME = {                               \
-		.name = #NAME,                                                        \
-		.supported = NAME##_supported,                                        \
-		.test = NAME##_test,                                                  \
-		.counts = NAME##_counts,                                              \
-	}
 
 /* ---- AVX2 ---- */
 
@@ -308,7 +170,7 @@ static AVX2_FN void avx2_bytes(const uint8_t *block, struct fips_counts *c)
 		c->nibbles[p] += t & 0xffffffff;
 		c->nibbles[p + 8] += t >> 32;
 	}
-	c->maybe_long_run = any && long_run_steps(block, flags, steps, 32);
+	c->maybe_long_run = any && fips_long_run_flagged(block, flags, steps, 32);
 	c->repeat = !_mm256_testz_si256(repeat, repeat);
 }
 
@@ -394,7 +256,7 @@ static AVX2_FN uint64_t avx2_runs(const uint8_t *pad, struct fips_counts *c)
 	return be64toh(x311);
 }
 
-SIMD_ENGINE(avx2, AVX2_FN, 32);
+FIPS_SIMD_ENGINE(avx2, AVX2_FN, 32);
 
 /* ---- AVX-512 (F, BW, VBMI2 for double shifts, VPOPCNTDQ) ---- */
 
@@ -461,7 +323,7 @@ static AVX512_FN void avx512_bytes(const uint8_t *block, struct fips_counts *c)
 		c->nibbles[p] += t & 0xffffffff;
 		c->nibbles[p + 8] += t >> 32;
 	}
-	c->maybe_long_run = any && long_run_steps(block, flags, steps, 64);
+	c->maybe_long_run = any && fips_long_run_flagged(block, flags, steps, 64);
 	c->repeat = repeat != 0;
 }
 
@@ -510,7 +372,7 @@ static AVX512_FN uint64_t avx512_runs(const uint8_t *pad, struct fips_counts *c)
 	return be64toh(x311);
 }
 
-SIMD_ENGINE(avx512, AVX512_FN, 64);
+FIPS_SIMD_ENGINE(avx512, AVX512_FN, 64);
 
 #else
 /* Nothing for other CPUs; ISO C wants a declaration in every file. */
