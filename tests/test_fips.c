@@ -67,6 +67,17 @@ static void set_bit(uint8_t *b, unsigned int i, unsigned int v)
 	b[i / 8] = v ? (uint8_t)(b[i / 8] | m) : (uint8_t)(b[i / 8] & ~m);
 }
 
+/* A run of exactly l bits v at bit p: the bits around it (if any) set to !v. */
+static void put_run(uint8_t *b, unsigned int p, unsigned int l, unsigned int v)
+{
+	for (unsigned int i = p; i < p + l; i++)
+		set_bit(b, i, v);
+	if (p > 0)
+		set_bit(b, p - 1, !v);
+	if (p + l < NBITS)
+		set_bit(b, p + l, !v);
+}
+
 static void ref_analyze(uint32_t *last, const uint8_t *b, struct ref *r)
 {
 	unsigned int f[16] = { 0 }, len = 0;
@@ -488,12 +499,7 @@ static void test_long_run(void **state)
 					if (!build_runs(&s, seed, base))
 						fail_msg("%s: base block", what);
 					memcpy(block, base, sizeof(block));
-					for (unsigned int b = p; b < p + l; b++)
-						set_bit(block, b, v);
-					if (p > 0)
-						set_bit(block, p - 1, !v);
-					if (p + l < NBITS)
-						set_bit(block, p + l, !v);
+					put_run(block, p, l, v);
 					ok = (ref_one(block) & ~FIPS_LONG_RUN) == 0;
 				}
 				if (!ok)
@@ -838,12 +844,7 @@ static void test_engine_counts_edges(void **state)
 				     p <= edges[e] + 1 && p + len <= NBITS; p++, n++) {
 					for (size_t j = 0; j < FIPS_BLOCK_BYTES; j++)
 						b[j] = (uint8_t)rng_next(&s);
-					for (unsigned int i = p; i < p + len; i++)
-						set_bit(b, i, v);
-					if (p > 0)
-						set_bit(b, p - 1, !v);
-					if (p + len < NBITS)
-						set_bit(b, p + len, !v);
+					put_run(b, p, len, v);
 					snprintf(what, sizeof(what), "a run of %u %ss at bit %u", len,
 						 v ? "one" : "zero", p);
 					check_counts(b, what, n);
