@@ -303,6 +303,8 @@ int stats_remove_status(const char *path)
 	return unlinkat(dfd, base_name(path), 0) < 0 ? -errno : 0;
 }
 
+static int write_atomic(const char *path, const char *text, size_t len, bool durable);
+
 int stats_write_status(const char *path, const struct status_doc *doc)
 {
 	_cleanup_(json_decref_p) json_t *root = NULL;
@@ -318,16 +320,27 @@ int stats_write_status(const char *path, const struct status_doc *doc)
 		return -ENOMEM;
 	n = strlen(text);
 	text[n] = '\n'; /* over the NUL: written by length */
-	r = stats_write_file(path, text, n + 1);
+	r = write_atomic(path, text, n + 1, false);
 	if (r == -ENOENT) {
 		r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
 		if (r == 0)
-			r = stats_write_file(path, text, n + 1);
+			r = write_atomic(path, text, n + 1, false);
 	}
 	return r;
 }
 
 int stats_write_file(const char *path, const char *text, size_t len)
+{
+	return write_atomic(path, text, len, true);
+}
+
+/*
+ * A temporary in path's directory, renamed over path. durable: fsync before the rename, for
+ * a file that outlives the process (the metrics file). The status file needs none: it
+ * describes the running process and /run goes at reboot; its fsync cost the main loop a
+ * journal commit every status-interval and the stop path one more.
+ */
+static int write_atomic(const char *path, const char *text, size_t len, bool durable)
 {
 	_cleanup_(closep) int dfd = -1;
 	const char *base = base_name(path);
@@ -353,7 +366,7 @@ int stats_write_file(const char *path, const char *text, size_t len)
 	r = write_full(fd, text, len);
 	if (r < 0)
 		goto fail;
-	if (fsync(fd) < 0) {
+	if (durable && fsync(fd) < 0) {
 		r = -errno;
 		goto fail;
 	}

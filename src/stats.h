@@ -87,8 +87,9 @@ struct status_doc {
 };
 
 /*
- * Write doc to path atomically: a temporary file in the same directory, fsync, rename over
- * path; mode 0644. The parent directory is created (0755) only when missing (under systemd
+ * Write doc to path atomically: a temporary file in the same directory, renamed over path
+ * (no fsync: the document describes the running process, and /run is lost at reboot anyway);
+ * mode 0644. The parent directory is created (0755) only when missing (under systemd
  * RuntimeDirectory= has made it); it is opened O_NOFOLLOW and the file is written through
  * it (a temporary created O_EXCL|O_NOFOLLOW, then renamed over path): a symlink at the
  * directory or the file is never followed. A reader sees the old or the new document,
@@ -99,9 +100,9 @@ int stats_write_status(const char *path, const struct status_doc *doc);
 
 /*
  * Write len bytes of text to path atomically, as stats_write_status() writes the document
- * (a temporary O_EXCL|O_NOFOLLOW in the directory opened O_NOFOLLOW, fsync, rename; mode
- * 0644), but never creating the directory: -ENOENT when it is missing. 0 or -errno; does
- * not log.
+ * but durably (a temporary O_EXCL|O_NOFOLLOW in the directory opened O_NOFOLLOW, fsync,
+ * rename; mode 0644), and never creating the directory: -ENOENT when it is missing. 0 or
+ * -errno; does not log.
  */
 int stats_write_file(const char *path, const char *text, size_t len);
 
