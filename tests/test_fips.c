@@ -15,6 +15,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1UL << 1)
+#endif
+#endif
 
 #include "fips.h"
 #include "fips_engine.h"
@@ -868,6 +874,14 @@ static void test_engine_select(void **state)
 	for (size_t e = 0; fips_engines[e]; e++)
 		assert_int_equal(fips_engine_select(fips_engines[e]->name),
 				 fips_engines[e]->supported() ? 0 : -ENOTSUP);
+#if defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/*
+	 * The NEON engine is built, and runs wherever the kernel reports Advanced SIMD (nearly
+	 * every arm64 CPU, and qemu-aarch64's): not skipped as unsupported by mistake.
+	 */
+	assert_int_equal(fips_engine_select("neon"),
+			 getauxval(AT_HWCAP) & HWCAP_ASIMD ? 0 : -ENOTSUP);
+#endif
 }
 
 int main(void)
