@@ -27,6 +27,9 @@
 #if defined(__x86_64__) && !defined(RNGD_PORTABLE)
 #define FIPS_X86_64 1
 #endif
+#if defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(RNGD_PORTABLE)
+#define FIPS_ARM64 1
+#endif
 #include <endian.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -410,6 +413,9 @@ const struct fips_engine *const fips_engines[] = {
 	&fips_engine_avx2,
 	&fips_engine_avx512,
 #endif
+#ifdef FIPS_ARM64
+	&fips_engine_neon,
+#endif
 	NULL,
 };
 
@@ -459,6 +465,8 @@ const char *fips_engine_names(void)
 {
 #ifdef FIPS_X86_64
 	return "auto, scalar, avx2, avx512";
+#elif defined(FIPS_ARM64)
+	return "auto, scalar, neon";
 #else
 	return "auto, scalar";
 #endif

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The FIPS 140-2 engines behind fips_test_block(): the portable scalar one and SIMD ones
- * (src/fips_x86.c: AVX2, AVX-512), chosen once at start by what the CPU has, or forced by
- * name (RNGD_FIPS_ENGINE, rngd(8), rngtest(1)). Every engine gives the same verdicts on
- * every block; tests/test_fips runs each one the CPU supports against the reference.
+ * (src/fips_x86.c: AVX2, AVX-512; src/fips_arm64.c: NEON), chosen once at start by what the
+ * CPU has, or forced by name (RNGD_FIPS_ENGINE, rngd(8), rngtest(1)). Every engine gives the
+ * same verdicts on every block; tests/test_fips runs each one the CPU supports against the
+ * reference.
  *
  * An engine gathers the counts below in its own way and src/fips.c judges them
  * (fips_verdict), so that the test limits live in one place.
@@ -52,6 +53,9 @@ bool fips_has_long_run(const uint8_t *block);
 
 #if defined(__x86_64__)
 extern const struct fips_engine fips_engine_avx2, fips_engine_avx512;
+#endif
+#if defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+extern const struct fips_engine fips_engine_neon;
 #endif
 
 /*

@@ -10,8 +10,9 @@
  * The engines read the block twice:
  *  - the bytes as they are, in steps of a vector: poker, the long-run prefilter, the
  *    continuous test; the bytes past the last whole step go to fips_simd_finish();
- *  - the big-endian 64-bit words of a padded copy (fips_padded()): the runs chains of
- *    src/fips.c over the 312 full words; the 32-bit tail word goes to fips_tail_runs().
+ *  - the big-endian 64-bit words of a padded copy (native order, written by the first
+ *    pass, ends by fips_pad_ends()): the runs chains of src/fips.c over the 312 full
+ *    words; the 32-bit tail word goes to fips_tail_runs().
  * The number of runs of zeros follows from that of ones: runs alternate, so it is the
  * same, plus one when the block starts with 0, plus one when it ends with 0, minus one.
  */
@@ -29,8 +30,6 @@
 
 #define FIPS_FULL_WORDS (FIPS_BLOCK_BYTES / 8)				/* 312 */
 #define FIPS_TAIL_BYTES (FIPS_BLOCK_BYTES - FIPS_FULL_WORDS * 8)	/* 4 */
-/* A zero word, the block, zero words: room for unaligned 64-byte loads on both sides. */
-#define FIPS_PAD_BYTES (8 + FIPS_FULL_WORDS * 8 + 8 + 64)
 
 /* POPCNT for the scalar ends on x86-64 (the engines run only where the CPU has it). */
 #if defined(__x86_64__)
@@ -133,32 +132,47 @@ static inline bool fips_continuous_ends(const uint8_t *block, uint32_t *last_wor
 	return repeat;
 }
 
-/* The block with a zero word before and zero words after it (FIPS_PAD_BYTES). */
-static inline void fips_padded(uint8_t *pad, const uint8_t *block)
+/*
+ * The padded copy the runs pass reads: the block's big-endian 64-bit words in native order,
+ * word i at pad + 8 + 8 * i, with a zero word before them (pad) and the 32-bit tail word,
+ * zero-padded, after them (word 312). The bytes pass writes words 0..311 (it has the bytes
+ * in a register anyway); this writes the two ends.
+ */
+#define FIPS_PAD_BYTES (8 + (FIPS_FULL_WORDS + 1) * 8)
+#define FIPS_PAD_WORD(pad, i) ((pad) + 8 + 8 * (i))
+
+static inline void fips_pad_ends(uint8_t *pad, const uint8_t *block)
 {
+	uint32_t t;
+	uint64_t last;
+
+	memcpy(&t, block + FIPS_FULL_WORDS * 8, sizeof(t));
+	last = (uint64_t)be32toh(t) << 32;
 	memset(pad, 0, 8);
-	memcpy(pad + 8, block, FIPS_BLOCK_BYTES);
-	memset(pad + 8 + FIPS_BLOCK_BYTES, 0, FIPS_PAD_BYTES - 8 - FIPS_BLOCK_BYTES);
+	memcpy(FIPS_PAD_WORD(pad, FIPS_FULL_WORDS), &last, sizeof(last));
 }
 
 /*
- * An engine from its two passes over STEP-byte vectors: NAME_bytes(block, c) and
- * NAME_runs(pad, c), which returns word 311 in native order. Defines NAME_counts(),
- * NAME_test() and fips_engine_NAME (with NAME_supported()), compiled for the engine's
- * target (FN) so that the passes inline into them. The padded copy holds entropy: wiped.
+ * An engine from its two passes over STEP-byte vectors: NAME_bytes(block, pad, c), which
+ * also writes words 0..311 to pad (FIPS_PAD_WORD(pad, i) is STEP-aligned for i a multiple
+ * of STEP / 8), and NAME_runs(pad, c). Defines NAME_counts(), NAME_test() and
+ * fips_engine_NAME (with NAME_supported()), compiled for the engine's target (FN) so that
+ * the passes inline into them. The padded copy holds entropy: wiped.
  */
 #define FIPS_SIMD_ENGINE(NAME, FN, STEP)                                                  \
 	static FN void NAME##_counts(const uint8_t *block, uint32_t *last_word,           \
 				     struct fips_counts *c)                               \
 	{                                                                                 \
-		uint8_t pad[FIPS_PAD_BYTES] __attribute__((aligned(STEP)));               \
+		uint8_t buf[(STEP) - 8 + FIPS_PAD_BYTES] __attribute__((aligned(STEP)));  \
+		uint8_t *pad = buf + (STEP) - 8;                                          \
 		uint64_t x311;                                                            \
                                                                                           \
 		memset(c, 0, sizeof(*c));                                                 \
-		NAME##_bytes(block, c);                                                   \
-		fips_padded(pad, block);                                                  \
-		x311 = NAME##_runs(pad, c);                                               \
-		wipe(pad, sizeof(pad));                                                   \
+		fips_pad_ends(pad, block);                                                \
+		NAME##_bytes(block, pad, c);                                              \
+		NAME##_runs(pad, c);                                                      \
+		memcpy(&x311, FIPS_PAD_WORD(pad, FIPS_FULL_WORDS - 1), sizeof(x311));     \
+		wipe(buf, sizeof(buf));                                                   \
 		fips_simd_finish(block, (FIPS_BLOCK_BYTES / (STEP)) * (STEP), x311, c);   \
 		c->repeat |= fips_continuous_ends(block, last_word);                      \
 	}                                                                                 \

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "config.h"
 
-#include <cap-ng.h>
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
@@ -14,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -121,10 +121,34 @@ int privs_lookup(const char *user, const char *group, uid_t *ret_uid, gid_t *ret
 	return 0;
 }
 
-/* libcap-ng returns -1, -2, ... and leaves errno set by the failed syscall, if any. */
-static int capng_errno(void)
+/*
+ * The effective, permitted and inheritable sets through capget(2) and capset(2), version 3
+ * (two 32-bit words per set), as libcap-ng did it here: no library to load and relocate at
+ * every start (under qemu's TCG a cold one costs milliseconds before main(), bench/README.md).
+ */
+struct caps {
+	struct __user_cap_data_struct d[2];
+};
+
+static int caps_get(struct caps *c)
 {
-	return errno > 0 ? -errno : -EPERM;
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+
+	return syscall(SYS_capget, &h, c->d) < 0 ? -errno : 0;
+}
+
+static int caps_set(const struct caps *c)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+
+	return syscall(SYS_capset, &h, c->d) < 0 ? -errno : 0;
+}
+
+/* cap into c's effective and permitted sets. */
+static void caps_add(struct caps *c, unsigned int cap)
+{
+	c->d[cap / 32].effective |= UINT32_C(1) << (cap % 32);
+	c->d[cap / 32].permitted |= UINT32_C(1) << (cap % 32);
 }
 
 struct proc_status {
@@ -233,16 +257,13 @@ static int set_caps(bool have_admin, const struct proc_status *ps)
 	 * Nothing to do (a root service with CapabilityBoundingSet=CAP_SYS_ADMIN): skip capset(),
 	 * which the unit's SystemCallFilter=~@privileged may forbid.
 	 */
+	struct caps c = { 0 };
+
 	if (ps && ps->cap_eff == want && ps->cap_prm == want && !ps->cap_inh)
 		return 0;
-	capng_clear(CAPNG_SELECT_CAPS);
-	if (have_admin &&
-	    capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_ADMIN) < 0)
-		return -EINVAL;
-	errno = 0;
-	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
-		return capng_errno();
-	return 0;
+	if (have_admin)
+		caps_add(&c, CAP_SYS_ADMIN);
+	return caps_set(&c);
 }
 
 /*
@@ -405,18 +426,15 @@ static int regained(const char *what)
 }
 
 /*
- * Try to add cap to the effective and permitted sets; true if the kernel allowed it. The
- * caller has read the process's capabilities (capng_get_caps_process()); libcap-ng's copy
- * is put back as it was when the kernel refused.
+ * Try to add cap to the effective and permitted sets now (the process's, read by the
+ * caller); true if the kernel allowed it.
  */
-static bool can_raise(unsigned int cap)
+static bool can_raise(const struct caps *now, unsigned int cap)
 {
-	if (capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, cap) < 0)
-		return false;
-	if (capng_apply(CAPNG_SELECT_CAPS) == 0)
-		return true;
-	capng_update(CAPNG_DROP, CAPNG_EFFECTIVE | CAPNG_PERMITTED, cap);
-	return false;
+	struct caps c = *now;
+
+	caps_add(&c, cap);
+	return caps_set(&c) == 0;
 }
 
 static bool all_equal(const unsigned long v[4], unsigned long want)
@@ -427,6 +445,7 @@ static bool all_equal(const unsigned long v[4], unsigned long want)
 int privs_verify(void)
 {
 	struct proc_status ps;
+	struct caps now;
 	int r;
 
 	if (getuid() != 0 || geteuid() != 0) {
@@ -437,13 +456,13 @@ int privs_verify(void)
 		if (setgroups(0, NULL) == 0)
 			return regained("setgroups() succeeded");
 	}
-	if (capng_get_caps_process() < 0) {
+	if (caps_get(&now) < 0) {
 		log_error("cannot verify the privilege drop: cannot read capabilities");
 		return -EPERM;
 	}
-	if (can_raise(CAP_SYS_RAWIO))
+	if (can_raise(&now, CAP_SYS_RAWIO))
 		return regained("CAP_SYS_RAWIO could be raised");
-	if (can_raise(CAP_SETUID))
+	if (can_raise(&now, CAP_SETUID))
 		return regained("CAP_SETUID could be raised");
 	if (last_drop.bounding_set && prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0) != 0)
 		return regained("CAP_SYS_RAWIO is still in the bounding set");

@@ -15,6 +15,12 @@
 #include <string.h>
 
 #include <cmocka.h>
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1UL << 1)
+#endif
+#endif
 
 #include "fips.h"
 #include "fips_engine.h"
@@ -65,6 +71,17 @@ static void set_bit(uint8_t *b, unsigned int i, unsigned int v)
 	uint8_t m = (uint8_t)(0x80 >> (i % 8));
 
 	b[i / 8] = v ? (uint8_t)(b[i / 8] | m) : (uint8_t)(b[i / 8] & ~m);
+}
+
+/* A run of exactly l bits v at bit p: the bits around it (if any) set to !v. */
+static void put_run(uint8_t *b, unsigned int p, unsigned int l, unsigned int v)
+{
+	for (unsigned int i = p; i < p + l; i++)
+		set_bit(b, i, v);
+	if (p > 0)
+		set_bit(b, p - 1, !v);
+	if (p + l < NBITS)
+		set_bit(b, p + l, !v);
 }
 
 static void ref_analyze(uint32_t *last, const uint8_t *b, struct ref *r)
@@ -488,12 +505,7 @@ static void test_long_run(void **state)
 					if (!build_runs(&s, seed, base))
 						fail_msg("%s: base block", what);
 					memcpy(block, base, sizeof(block));
-					for (unsigned int b = p; b < p + l; b++)
-						set_bit(block, b, v);
-					if (p > 0)
-						set_bit(block, p - 1, !v);
-					if (p + l < NBITS)
-						set_bit(block, p + l, !v);
+					put_run(block, p, l, v);
 					ok = (ref_one(block) & ~FIPS_LONG_RUN) == 0;
 				}
 				if (!ok)
@@ -732,6 +744,55 @@ static void ref_counts(uint32_t *last, const uint8_t *b, struct fips_counts *c)
 	c->repeat = r.repeat;
 }
 
+/* Every engine's counts of block b equal the reference's; what says which block it is. */
+static void check_counts(const uint8_t *b, const char *what, unsigned int n)
+{
+	static const uint8_t seed[4] = { 5, 6, 7, 8 };
+	struct fips_counts want, got;
+	uint32_t last;
+
+	memcpy(&last, seed, 4);
+	ref_counts(&last, b, &want);
+	for (size_t e = 0; fips_engines[e]; e++) {
+		const struct fips_engine *eng = fips_engines[e];
+
+		if (!eng->supported())
+			continue;
+		memcpy(&last, seed, 4);
+		eng->counts(b, &last, &got);
+		if (got.ones != want.ones ||
+		    memcmp(got.nibbles, want.nibbles, sizeof(got.nibbles)) ||
+		    memcmp(got.ones_ge, want.ones_ge, sizeof(got.ones_ge)) ||
+		    memcmp(got.zeros_ge, want.zeros_ge, sizeof(got.zeros_ge)) ||
+		    got.repeat != want.repeat)
+			fail_msg("engine %s, block %u (%s): counts differ from the reference; "
+				 "ones >= 1..6: %llu %llu %llu %llu %llu %llu, want %llu %llu %llu "
+				 "%llu %llu %llu; zeros >= 1..6: %llu %llu %llu %llu %llu %llu, "
+				 "want %llu %llu %llu %llu %llu %llu",
+				 eng->name, n, what, (unsigned long long)got.ones_ge[0],
+				 (unsigned long long)got.ones_ge[1], (unsigned long long)got.ones_ge[2],
+				 (unsigned long long)got.ones_ge[3], (unsigned long long)got.ones_ge[4],
+				 (unsigned long long)got.ones_ge[5], (unsigned long long)want.ones_ge[0],
+				 (unsigned long long)want.ones_ge[1],
+				 (unsigned long long)want.ones_ge[2],
+				 (unsigned long long)want.ones_ge[3],
+				 (unsigned long long)want.ones_ge[4],
+				 (unsigned long long)want.ones_ge[5],
+				 (unsigned long long)got.zeros_ge[0],
+				 (unsigned long long)got.zeros_ge[1],
+				 (unsigned long long)got.zeros_ge[2],
+				 (unsigned long long)got.zeros_ge[3],
+				 (unsigned long long)got.zeros_ge[4],
+				 (unsigned long long)got.zeros_ge[5],
+				 (unsigned long long)want.zeros_ge[0],
+				 (unsigned long long)want.zeros_ge[1],
+				 (unsigned long long)want.zeros_ge[2],
+				 (unsigned long long)want.zeros_ge[3],
+				 (unsigned long long)want.zeros_ge[4],
+				 (unsigned long long)want.zeros_ge[5]);
+	}
+}
+
 /*
  * Every engine's counts equal the reference's exactly, not only its verdicts: blocks that
  * start and end with runs of zeros and of ones of every length from 1 to 30 (where the
@@ -739,15 +800,14 @@ static void ref_counts(uint32_t *last, const uint8_t *b, struct fips_counts *c)
  */
 static void test_engine_counts(void **state)
 {
-	uint8_t b[FIPS_BLOCK_BYTES], seed[4] = { 5, 6, 7, 8 };
+	uint8_t b[FIPS_BLOCK_BYTES];
 	uint64_t s = 99;
 	unsigned int n = 0;
 
 	for (unsigned int kind = 0; kind < 4; kind++)
 		for (unsigned int len = 1; len <= 30; len++)
 			for (unsigned int rep = 0; rep < 3; rep++, n++) {
-				struct fips_counts want, got;
-				uint32_t last;
+				char what[64];
 
 				if (rep == 2)
 					biased_block(b, &s, 500, 600);
@@ -760,40 +820,46 @@ static void test_engine_counts(void **state)
 
 					set_bit(b, pos, i < len ? kind & 1 : !(kind & 1));
 				}
-				memcpy(&last, seed, 4);
-				ref_counts(&last, b, &want);
-				for (size_t e = 0; fips_engines[e]; e++) {
-					const struct fips_engine *eng = fips_engines[e];
-
-					if (!eng->supported())
-						continue;
-					memcpy(&last, seed, 4);
-					eng->counts(b, &last, &got);
-					if (got.ones != want.ones ||
-					    memcmp(got.nibbles, want.nibbles, sizeof(got.nibbles)) ||
-					    memcmp(got.ones_ge, want.ones_ge, sizeof(got.ones_ge)) ||
-					    memcmp(got.zeros_ge, want.zeros_ge, sizeof(got.zeros_ge)) ||
-					    got.repeat != want.repeat)
-						fail_msg("engine %s, block %u (a run of %u %ss at the %s): "
-							 "counts differ from the reference; zeros >= 1..6: "
-							 "%llu %llu %llu %llu %llu %llu, want %llu %llu "
-							 "%llu %llu %llu %llu",
-							 eng->name, n, len, kind & 1 ? "one" : "zero",
-							 kind & 2 ? "end" : "start",
-							 (unsigned long long)got.zeros_ge[0],
-							 (unsigned long long)got.zeros_ge[1],
-							 (unsigned long long)got.zeros_ge[2],
-							 (unsigned long long)got.zeros_ge[3],
-							 (unsigned long long)got.zeros_ge[4],
-							 (unsigned long long)got.zeros_ge[5],
-							 (unsigned long long)want.zeros_ge[0],
-							 (unsigned long long)want.zeros_ge[1],
-							 (unsigned long long)want.zeros_ge[2],
-							 (unsigned long long)want.zeros_ge[3],
-							 (unsigned long long)want.zeros_ge[4],
-							 (unsigned long long)want.zeros_ge[5]);
-				}
+				snprintf(what, sizeof(what), "a run of %u %ss at the %s", len,
+					 kind & 1 ? "one" : "zero", kind & 2 ? "end" : "start");
+				check_counts(b, what, n);
 			}
+}
+
+/*
+ * The edges inside the engines: runs of 1 to 30 bits of either kind at every offset across
+ * the boundaries of 64-bit words (the runs chains look ahead into the next word), of the
+ * SIMD engines' steps and counter flushes (words 4, 8, 124 = 31 steps of 4, 248), of the
+ * last full word and the 32-bit tail (bit 19968); and blocks of one repeated byte (every
+ * value: the poker counters at their fullest, no runs or runs everywhere).
+ */
+static void test_engine_counts_edges(void **state)
+{
+	static const unsigned int edges[] = {
+		64, 256, 512, 7936, 15872, 19904, FIPS_BLOCK_BYTES / 8 * 64, NBITS - 8,
+	};
+	uint8_t b[FIPS_BLOCK_BYTES];
+	uint64_t s = 1234;
+	unsigned int n = 0;
+	char what[80];
+
+	for (size_t e = 0; e < ARRAY_SIZE(edges); e++)
+		for (unsigned int len = 1; len <= 30; len++)
+			for (unsigned int v = 0; v < 2; v++)
+				for (unsigned int p = edges[e] > len + 1 ? edges[e] - len - 1 : 0;
+				     p <= edges[e] + 1 && p + len <= NBITS; p++, n++) {
+					for (size_t j = 0; j < FIPS_BLOCK_BYTES; j++)
+						b[j] = (uint8_t)rng_next(&s);
+					put_run(b, p, len, v);
+					snprintf(what, sizeof(what), "a run of %u %ss at bit %u", len,
+						 v ? "one" : "zero", p);
+					check_counts(b, what, n);
+				}
+	for (unsigned int byte = 0; byte < 256; byte++, n++) {
+		memset(b, (int)byte, sizeof(b));
+		snprintf(what, sizeof(what), "every byte %#04x", byte);
+		check_counts(b, what, n);
+	}
 }
 
 static void test_engine_select(void **state)
@@ -808,6 +874,14 @@ static void test_engine_select(void **state)
 	for (size_t e = 0; fips_engines[e]; e++)
 		assert_int_equal(fips_engine_select(fips_engines[e]->name),
 				 fips_engines[e]->supported() ? 0 : -ENOTSUP);
+#if defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/*
+	 * The NEON engine is built, and runs wherever the kernel reports Advanced SIMD (nearly
+	 * every arm64 CPU, and qemu-aarch64's): not skipped as unsupported by mistake.
+	 */
+	assert_int_equal(fips_engine_select("neon"),
+			 getauxval(AT_HWCAP) & HWCAP_ASIMD ? 0 : -ENOTSUP);
+#endif
 }
 
 int main(void)
@@ -825,6 +899,7 @@ int main(void)
 		cmocka_unit_test(test_engine_select),
 		cmocka_unit_test(test_engines_agree),
 		cmocka_unit_test(test_engine_counts),
+		cmocka_unit_test(test_engine_counts_edges),
 	};
 	int failed = cmocka_run_group_tests(engines, NULL, NULL);
 
