@@ -461,6 +461,8 @@ int source_set_open(struct source_set *set, enum source_open which)
 			continue;
 		}
 		if (r < 0) {
+			/* No reader will fill it: give its ring back (opened again, it gets one). */
+			ring_fini(&src->ring);
 			set_error(src, -r, why);
 			/*
 			 * A default source this machine lacks (via on AMD) is no news; one that
