@@ -307,41 +307,69 @@ int kernel_hwrng_state_read(int dirfd, const char *name, struct kernel_hwrng_sta
 	return kernel_hwrng_state_parse(text, (size_t)n, st, why, why_len);
 }
 
-int kernel_hwrng_state_write(const char *path, const struct kernel_hwrng_state *st)
+/*
+ * The text and the temporary name on the heap: this runs at the bottom of the daemon's
+ * deepest call chain (run_daemon, the take-over), where 12 KiB of frame were 3 more pages of
+ * stack resident for the process's life.
+ */
+struct state_write_buf {
+	char tmp[PATH_MAX + 32], text[KERNEL_HWRNG_STATE_SIZE_MAX], dir[PATH_MAX];
+};
+
+static int write_state_file(const char *path, const struct kernel_hwrng_state *st,
+			    struct state_write_buf *b)
 {
-	char tmp[PATH_MAX + 32], text[KERNEL_HWRNG_STATE_SIZE_MAX];
+	char *tmp = b->tmp, *text = b->text;
 	int fd, n, r;
 
-	/* Nothing left to give back: no file (an empty one would be refused as tampered). */
-	if (st->n == 0)
-		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
-	n = kernel_hwrng_state_format(st, text, sizeof(text));
+	n = kernel_hwrng_state_format(st, text, sizeof(b->text));
 	if (n < 0)
 		return n;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid()) >= sizeof(tmp))
+	if ((size_t)snprintf(tmp, sizeof(b->tmp), "%s.%ld.tmp", path, (long)getpid()) >=
+	    sizeof(b->tmp))
 		return -ENAMETOOLONG;
 	(void)unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == ENOENT) {
-		char dir[PATH_MAX];
+		char *dir = b->dir;
 		const char *slash = strrchr(path, '/');
 
 		/* No status file, no runtime directory yet: make it, as the status file would. */
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash ? slash - path : 0), path);
+		snprintf(dir, sizeof(b->dir), "%.*s", (int)(slash ? slash - path : 0), path);
 		if (dir[0] && mkdir(dir, 0755) < 0 && errno != EEXIST)
 			return -errno;
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	}
 	if (fd < 0)
 		return -errno;
+	/*
+	 * No fsync: the record outlives a killed or crashed process in the page cache, and a
+	 * machine that goes down loses /run with it while its kernel registers the backend
+	 * anew at its driver's quality. Unsynced, the file has no blocks yet, and its unlink
+	 * at stop costs ext4 less (0.07 ms against 0.2-1.2 ms measured here).
+	 */
 	r = write_full(fd, text, (size_t)n);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)
 		(void)unlink(tmp);
+	return r;
+}
+
+int kernel_hwrng_state_write(const char *path, const struct kernel_hwrng_state *st)
+{
+	struct state_write_buf *b;
+	int r;
+
+	/* Nothing left to give back: no file (an empty one would be refused as tampered). */
+	if (st->n == 0)
+		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+	b = malloc(sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	r = write_state_file(path, st, b);
+	free(b);
 	return r;
 }

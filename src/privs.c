@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "config.h"
 
+#include <cap-ng.h>
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
@@ -13,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -121,34 +121,10 @@ int privs_lookup(const char *user, const char *group, uid_t *ret_uid, gid_t *ret
 	return 0;
 }
 
-/*
- * The effective, permitted and inheritable sets through capget(2) and capset(2), version 3
- * (two 32-bit words per set), as libcap-ng did it here: no library to load and relocate at
- * every start (under qemu's TCG a cold one costs milliseconds before main(), bench/README.md).
- */
-struct caps {
-	struct __user_cap_data_struct d[2];
-};
-
-static int caps_get(struct caps *c)
+/* libcap-ng returns -1, -2, ... and leaves errno set by the failed syscall, if any. */
+static int capng_errno(void)
 {
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-
-	return syscall(SYS_capget, &h, c->d) < 0 ? -errno : 0;
-}
-
-static int caps_set(const struct caps *c)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-
-	return syscall(SYS_capset, &h, c->d) < 0 ? -errno : 0;
-}
-
-/* cap into c's effective and permitted sets. */
-static void caps_add(struct caps *c, unsigned int cap)
-{
-	c->d[cap / 32].effective |= UINT32_C(1) << (cap % 32);
-	c->d[cap / 32].permitted |= UINT32_C(1) << (cap % 32);
+	return errno > 0 ? -errno : -EPERM;
 }
 
 struct proc_status {
@@ -257,13 +233,16 @@ static int set_caps(bool have_admin, const struct proc_status *ps)
 	 * Nothing to do (a root service with CapabilityBoundingSet=CAP_SYS_ADMIN): skip capset(),
 	 * which the unit's SystemCallFilter=~@privileged may forbid.
 	 */
-	struct caps c = { 0 };
-
 	if (ps && ps->cap_eff == want && ps->cap_prm == want && !ps->cap_inh)
 		return 0;
-	if (have_admin)
-		caps_add(&c, CAP_SYS_ADMIN);
-	return caps_set(&c);
+	capng_clear(CAPNG_SELECT_CAPS);
+	if (have_admin &&
+	    capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_SYS_ADMIN) < 0)
+		return -EINVAL;
+	errno = 0;
+	if (capng_apply(CAPNG_SELECT_CAPS) < 0)
+		return capng_errno();
+	return 0;
 }
 
 /*
@@ -426,15 +405,37 @@ static int regained(const char *what)
 }
 
 /*
- * Try to add cap to the effective and permitted sets now (the process's, read by the
- * caller); true if the kernel allowed it.
+ * libcap-ng's copy of the capability sets from ps (what capng_get_caps_process() would read
+ * with capget(), without its sscanf() of /proc/self/status for the bounding and ambient
+ * sets, not used here: that fault brought in 64 KiB of libc's scanf code for one call).
  */
-static bool can_raise(const struct caps *now, unsigned int cap)
+static int caps_from_status(const struct proc_status *ps)
 {
-	struct caps c = *now;
+	capng_clear(CAPNG_SELECT_CAPS);
+	for (unsigned int cap = 0; cap < 64; cap++) {
+		int type = (ps->cap_eff >> cap & 1 ? CAPNG_EFFECTIVE : 0) |
+			   (ps->cap_prm >> cap & 1 ? CAPNG_PERMITTED : 0) |
+			   (ps->cap_inh >> cap & 1 ? CAPNG_INHERITABLE : 0);
 
-	caps_add(&c, cap);
-	return caps_set(&c) == 0;
+		if (type && capng_update(CAPNG_ADD, (capng_type_t)type, cap) < 0)
+			return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Try to add cap to the effective and permitted sets; true if the kernel allowed it. The
+ * caller has loaded libcap-ng's copy of the process's capabilities (caps_from_status());
+ * the copy is put back as it was when the kernel refused.
+ */
+static bool can_raise(unsigned int cap)
+{
+	if (capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, cap) < 0)
+		return false;
+	if (capng_apply(CAPNG_SELECT_CAPS) == 0)
+		return true;
+	capng_update(CAPNG_DROP, CAPNG_EFFECTIVE | CAPNG_PERMITTED, cap);
+	return false;
 }
 
 static bool all_equal(const unsigned long v[4], unsigned long want)
@@ -445,7 +446,6 @@ static bool all_equal(const unsigned long v[4], unsigned long want)
 int privs_verify(void)
 {
 	struct proc_status ps;
-	struct caps now;
 	int r;
 
 	if (getuid() != 0 || geteuid() != 0) {
@@ -456,22 +456,22 @@ int privs_verify(void)
 		if (setgroups(0, NULL) == 0)
 			return regained("setgroups() succeeded");
 	}
-	if (caps_get(&now) < 0) {
-		log_error("cannot verify the privilege drop: cannot read capabilities");
-		return -EPERM;
-	}
-	if (can_raise(&now, CAP_SYS_RAWIO))
-		return regained("CAP_SYS_RAWIO could be raised");
-	if (can_raise(&now, CAP_SETUID))
-		return regained("CAP_SETUID could be raised");
-	if (last_drop.bounding_set && prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0) != 0)
-		return regained("CAP_SYS_RAWIO is still in the bounding set");
-
 	r = read_proc_status(&ps);
 	if (r < 0) {
 		log_error("cannot verify the privilege drop: /proc/self/status: %s", strerror(-r));
 		return r;
 	}
+	if (caps_from_status(&ps) < 0) {
+		log_error("cannot verify the privilege drop: cannot read capabilities");
+		return -EPERM;
+	}
+	/* A raise the kernel refused changed nothing: ps still says what the process has. */
+	if (can_raise(CAP_SYS_RAWIO))
+		return regained("CAP_SYS_RAWIO could be raised");
+	if (can_raise(CAP_SETUID))
+		return regained("CAP_SETUID could be raised");
+	if (last_drop.bounding_set && prctl(PR_CAPBSET_READ, CAP_SYS_RAWIO, 0, 0, 0) != 0)
+		return regained("CAP_SYS_RAWIO is still in the bounding set");
 	if ((ps.cap_eff | ps.cap_prm) & ~PRIVS_KEPT_CAPS)
 		return regained("capabilities other than CAP_SYS_ADMIN remain");
 	if (ps.cap_inh || ps.cap_amb)

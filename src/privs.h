@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Privilege drop (capset(2), prctl(2)), verified afterwards (the OpenSSH habit: try to
- * regain what was given up; success is fatal). The daemon needs CAP_SYS_ADMIN only, for RNDADDENTROPY
+ * Privilege drop with libcap-ng, verified afterwards (the OpenSSH habit: try to regain what
+ * was given up; success is fatal). The daemon needs CAP_SYS_ADMIN only, for RNDADDENTROPY
  * and RNDRESEEDCRNG (random(4)); everything else is opened before the drop.
  */
 #ifndef RNGD_PRIVS_H

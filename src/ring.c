@@ -23,7 +23,12 @@ int ring_init(struct ring *r, size_t capacity)
 			return -ENOMEM;
 		cap <<= 1;
 	}
-	r->slots = calloc(cap, sizeof(struct block));
+	/*
+	 * malloc, not calloc: a slot is read only after the producer filled it, and calloc's
+	 * memset would make every page of every ring resident at start (5 rings of 10 KiB in
+	 * the default set, most of them idle or never opened).
+	 */
+	r->slots = malloc(cap * sizeof(struct block));
 	if (!r->slots)
 		return -ENOMEM;
 	r->mask = cap - 1;

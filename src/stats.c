@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -38,11 +37,11 @@ static json_t *j_uint(uint64_t v)
 
 static void format_time(uint64_t ns, char *buf, size_t len)
 {
-	time_t t = (time_t)(ns / NSEC_PER_SEC);
-	struct tm tm;
+	struct utc_time u;
 
-	if (!gmtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		snprintf(buf, len, "?");
+	utc_from_seconds((int64_t)(ns / NSEC_PER_SEC), &u);
+	snprintf(buf, len, "%04" PRId64 "-%02u-%02uT%02u:%02u:%02uZ", u.year, u.mon, u.mday, u.hour,
+		 u.min, u.sec);
 }
 
 static json_t *j_time(uint64_t ns)
@@ -481,14 +480,12 @@ int stats_format_notify_status(const struct status_doc *doc, char *buf, size_t l
 		off = n < 0 ? sizeof(down) : off + (size_t)n;
 	}
 	if (doc->feeds && doc->last_feed) {
-		time_t t = (time_t)(doc->last_feed / NSEC_PER_SEC);
-		struct tm tm;
-		char when[16] = "?";
+		struct utc_time u;
 
-		if (gmtime_r(&t, &tm))
-			strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		snprintf(fed, sizeof(fed), "fed %" PRIu64 " bytes in %" PRIu64 " feeds, last %s UTC",
-			 doc->bytes_fed, doc->feeds, when);
+		utc_from_seconds((int64_t)(doc->last_feed / NSEC_PER_SEC), &u);
+		snprintf(fed, sizeof(fed),
+			 "fed %" PRIu64 " bytes in %" PRIu64 " feeds, last %02u:%02u:%02u UTC",
+			 doc->bytes_fed, doc->feeds, u.hour, u.min, u.sec);
 	} else {
 		snprintf(fed, sizeof(fed), "nothing fed yet");
 	}
@@ -705,19 +702,27 @@ int stats_print_status(const char *path, bool json, FILE *out)
 /* "2026-11-30T04:46:55Z" (format_time()'s) to CLOCK_REALTIME ns; 0 for null or junk. */
 static uint64_t get_time(const json_t *o, const char *key)
 {
+	static const char pattern[] = "dddd-dd-ddTdd:dd:ddZ";
 	const char *s = get_str(o, key, NULL);
-	struct tm tm = { 0 };
-	char z = 0;
-	time_t t;
+	unsigned int f[6] = { 0 }, k = 0;
+	struct utc_time u;
+	int64_t t;
 
-	if (!s ||
-	    sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &z) != 7 ||
-	    z != 'Z')
+	if (!s || strlen(s) != sizeof(pattern) - 1)
 		return 0;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	t = timegm(&tm);
+	for (size_t i = 0; pattern[i]; i++) {
+		if (pattern[i] != 'd') {
+			if (s[i] != pattern[i])
+				return 0;
+			k++;
+		} else if (s[i] >= '0' && s[i] <= '9') {
+			f[k] = f[k] * 10 + (unsigned int)(s[i] - '0');
+		} else {
+			return 0;
+		}
+	}
+	u = (struct utc_time){ f[0], f[1], f[2], f[3], f[4], f[5] };
+	t = utc_to_seconds(&u);
 	return t > 0 ? (uint64_t)t * NSEC_PER_SEC : 0;
 }
 

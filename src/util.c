@@ -90,6 +90,47 @@ uint64_t realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+/* Days and civil dates: H. Hinnant, "chrono-Compatible Low-Level Date Algorithms" (eras of
+ * 400 years, 146097 days, with years starting on 1 March). */
+void utc_from_seconds(int64_t t, struct utc_time *ret)
+{
+	int64_t days = t / 86400, rem = t % 86400, era;
+	unsigned int doe, yoe, doy, mp;
+
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	ret->hour = (unsigned int)(rem / 3600);
+	ret->min = (unsigned int)(rem / 60 % 60);
+	ret->sec = (unsigned int)(rem % 60);
+	days += 719468; /* 0000-03-01 to 1970-01-01 */
+	era = (days >= 0 ? days : days - 146096) / 146097;
+	doe = (unsigned int)(days - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	ret->mday = doy - (153 * mp + 2) / 5 + 1;
+	ret->mon = mp < 10 ? mp + 3 : mp - 9;
+	ret->year = (int64_t)yoe + era * 400 + (ret->mon <= 2);
+}
+
+int64_t utc_to_seconds(const struct utc_time *u)
+{
+	int64_t y = u->year - (u->mon <= 2), era;
+	unsigned int yoe, doy, doe;
+
+	if (u->mon < 1 || u->mon > 12 || u->mday < 1 || u->mday > 31 || u->hour > 23 ||
+	    u->min > 59 || u->sec > 60 || u->year < -1000000 || u->year > 1000000)
+		return -EINVAL;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned int)(y - era * 400);
+	doy = (153 * (u->mon > 2 ? u->mon - 3 : u->mon + 9) + 2) / 5 + u->mday - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return ((era * 146097 + (int64_t)doe - 719468) * 24 + u->hour) * 3600 + u->min * 60 +
+	       u->sec;
+}
+
 ssize_t read_full(int fd, void *buf, size_t n)
 {
 	size_t done = 0;

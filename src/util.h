@@ -45,6 +45,19 @@ uint64_t now_ns(void);
 uint64_t realtime_ns(void);
 
 /*
+ * UTC calendar time, proleptic Gregorian, without gmtime_r()/timegm(): those read the
+ * time-zone file (/etc/localtime, onto the heap) and fault in libc's time-zone and strftime
+ * code for times that are UTC anyway. mon 1..12, mday 1..31.
+ */
+struct utc_time {
+	int64_t year;
+	unsigned int mon, mday, hour, min, sec;
+};
+void utc_from_seconds(int64_t t, struct utc_time *ret);
+/* Seconds since the epoch; -EINVAL when a field is out of range (leap second 60 allowed). */
+int64_t utc_to_seconds(const struct utc_time *u);
+
+/*
  * Read until n bytes, end of file or an error. EINTR is retried. Returns the number of
  * bytes read (less than n only at end of file), or -errno if nothing could be read.
  */

@@ -21,12 +21,12 @@
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cap-ng.h>
 #include <cmocka.h>
 #include <linux/capability.h>
 #include <linux/random.h>
@@ -936,16 +936,13 @@ static void test_eperm_real(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-		struct __user_cap_data_struct d[2];
 		uint8_t buf[64] = { 0 };
 		struct sink *s;
 		int r;
 
-		if (syscall(SYS_capget, &h, d) < 0)
-			_exit(10);
-		d[CAP_SYS_ADMIN / 32].effective &= ~(UINT32_C(1) << (CAP_SYS_ADMIN % 32));
-		if (syscall(SYS_capset, &h, d) < 0)
+		capng_get_caps_process();
+		if (capng_update(CAPNG_DROP, CAPNG_EFFECTIVE, CAP_SYS_ADMIN) < 0 ||
+		    capng_apply(CAPNG_SELECT_CAPS) < 0)
 			_exit(10);
 		if (have_sys_admin())
 			_exit(11);

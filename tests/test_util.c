@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -36,6 +37,32 @@ static void test_parse_uint(void **state)
 	assert_int_equal(parse_uint(" 1", 0, 10, &v), -EINVAL);
 	assert_int_equal(parse_uint("1 ", 0, 10, &v), -EINVAL);
 	assert_int_equal(parse_uint("5", 6, 10, &v), -ERANGE);
+}
+
+/* utc_from_seconds() and utc_to_seconds() against gmtime_r() (32-bit time_t: its range). */
+static void test_utc(void **state)
+{
+	int64_t lo = sizeof(time_t) > 4 ? -5000000000LL : INT32_MIN;
+	int64_t hi = sizeof(time_t) > 4 ? 40000000000LL : INT32_MAX - 400000;
+	struct utc_time u;
+
+	for (int64_t t = lo; t < hi; t += 86400 * 3 + 3607) {
+		time_t tt = (time_t)t;
+		struct tm tm;
+
+		assert_non_null(gmtime_r(&tt, &tm));
+		utc_from_seconds(t, &u);
+		assert_true(u.year == tm.tm_year + 1900 && u.mon == (unsigned int)tm.tm_mon + 1 &&
+			    u.mday == (unsigned int)tm.tm_mday && u.hour == (unsigned int)tm.tm_hour &&
+			    u.min == (unsigned int)tm.tm_min && u.sec == (unsigned int)tm.tm_sec);
+		assert_true(utc_to_seconds(&u) == t);
+	}
+	utc_from_seconds(951782400, &u); /* 2000-02-29, a leap day of a century year */
+	assert_true(u.year == 2000 && u.mon == 2 && u.mday == 29);
+	u = (struct utc_time){ 2026, 13, 1, 0, 0, 0 };
+	assert_true(utc_to_seconds(&u) == -EINVAL);
+	u = (struct utc_time){ 2026, 12, 1, 24, 0, 0 };
+	assert_true(utc_to_seconds(&u) == -EINVAL);
 }
 
 static void test_parse_bool(void **state)
@@ -115,6 +142,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_uint),
 		cmocka_unit_test(test_parse_bool),
+		cmocka_unit_test(test_utc),
 		cmocka_unit_test(test_text_file),
 		cmocka_unit_test(test_read_full),
 		cmocka_unit_test(test_writev_full),
