@@ -54,17 +54,34 @@ void kernel_hwrng_init(struct kernel_hwrng *kh)
 {
 	memset(kh, 0, sizeof(*kh));
 	kh->mode = KERNEL_HWRNG_LEAVE;
-	kh->fd = kh->cur_fd = kh->cur_rfd = -1;
+	kh->fd = kh->cur_fd = kh->cur_rfd = kh->q_rfd = kh->sel_rfd = -1;
 }
 
 /* ---- sysfs ---- */
 
-static int quality_read(const char *dir, unsigned int *q)
+/*
+ * attr of dir through fd, kept open from start (a pread() at 0 makes sysfs show the
+ * attribute anew: 1 syscall a look instead of 4), else, or when that fails (rng-core
+ * reloaded: the kept file is gone), by path.
+ */
+static int attr_read(const char *dir, int fd, const char *attr, char *buf, size_t size)
+{
+	int r = fd >= 0 ? sysfs_fd_read(fd, buf, size) : -EBADF;
+
+	return r >= 0 ? r : sysfs_read(dir, attr, buf, size);
+}
+
+static int quality_read(const struct kernel_hwrng *kh, unsigned int *q)
 {
 	char buf[16];
-	int r = sysfs_read(dir, "rng_quality", buf, sizeof(buf));
+	int r = attr_read(kh->dir, kh->q_rfd, "rng_quality", buf, sizeof(buf));
 
 	return r < 0 ? r : sysfs_parse_quality(buf, q);
+}
+
+static void selected_read(const struct kernel_hwrng *kh, char *buf, size_t size)
+{
+	(void)attr_read(kh->dir, kh->sel_rfd, "rng_selected", buf, size);
 }
 
 /* Through fd when open (kept across the privilege drop), else by path. "N\n": 2+ bytes. */
@@ -84,13 +101,18 @@ static int quality_write(const char *dir, int fd, unsigned int q)
 }
 
 /* The current backend's name, "" when there is none ("none" or empty, §2.2). */
-static int current_read(const char *dir, char *buf, size_t size)
+static int current_read_at(const char *dir, int fd, char *buf, size_t size)
 {
-	int r = sysfs_read(dir, "rng_current", buf, size);
+	int r = attr_read(dir, fd, "rng_current", buf, size);
 
 	if (r >= 0 && sysfs_is_none(buf))
 		buf[0] = '\0';
 	return r;
+}
+
+static int current_read(const struct kernel_hwrng *kh, char *buf, size_t size)
+{
+	return current_read_at(kh->dir, kh->cur_rfd, buf, size);
 }
 
 static bool available(const char *dir, const char *name)
@@ -387,12 +409,12 @@ static int give_back_one(struct kernel_hwrng *kh, const char *backend, char *why
 		return 0;
 	}
 	q = o->quality;
-	r = current_read(kh->dir, cur, sizeof(cur));
+	r = current_read(kh, cur, sizeof(cur));
 	if (r < 0) {
 		snprintf(why, len, "cannot read %.300s/rng_current: %s", kh->dir, strerror(-r));
 		return r;
 	}
-	(void)sysfs_read(kh->dir, "rng_selected", sel, sizeof(sel));
+	selected_read(kh, sel, sizeof(sel));
 	if (strcmp(cur, backend) != 0) {
 		if (!available(kh->dir, backend)) {
 			snprintf(why, len,
@@ -410,14 +432,14 @@ static int give_back_one(struct kernel_hwrng *kh, const char *backend, char *why
 			return -EACCES;
 		}
 		r = current_write(kh, backend);
-		if (r == 0 && (current_read(kh->dir, now, sizeof(now)) < 0 || strcmp(now, backend)))
+		if (r == 0 && (current_read(kh, now, sizeof(now)) < 0 || strcmp(now, backend)))
 			r = -ENODEV;
 		if (r < 0) {
 			snprintf(why, len, "cannot make %s current to put its rng_quality back: %s",
 				 backend, strerror(-r));
 			return r;
 		}
-	} else if (quality_read(kh->dir, &found) == 0 && found != 0) {
+	} else if (quality_read(kh, &found) == 0 && found != 0) {
 		snprintf(why, len, "rng_quality of %s is %u now, not the 0 rngd wrote: left as it is",
 			 backend, found);
 		r = 0;
@@ -503,7 +525,7 @@ static int take(struct kernel_hwrng *kh)
 	bool fresh;
 	int r;
 
-	r = current_read(kh->dir, cur, sizeof(cur));
+	r = current_read(kh, cur, sizeof(cur));
 	if (r < 0 || !cur[0])
 		return r < 0 ? r : 0; /* no backend now: the next tick looks again */
 	snprintf(kh->backend, sizeof(kh->backend), "%s", cur);
@@ -512,7 +534,7 @@ static int take(struct kernel_hwrng *kh)
 		return r < 0 ? refuse(kh, r, LOG_WARNING, "cannot lock %s/rng_quality: %s; leaving "
 				      "%s to the kernel", kh->dir, strerror(-r), cur)
 			     : 0;
-	r = quality_read(kh->dir, &q);
+	r = quality_read(kh, &q);
 	if (r < 0)
 		return refuse(kh, r, LOG_WARNING, "cannot read %s/rng_quality: %s; leaving %s "
 			      "to the kernel", kh->dir, strerror(-r), cur);
@@ -540,7 +562,7 @@ static int take(struct kernel_hwrng *kh)
 		return refuse(kh, 0, LOG_INFO, "rng_quality of %s is 0: the kernel credits it "
 			      "nothing; nothing to take over (taken over if it is raised)", cur);
 	}
-	(void)sysfs_read(kh->dir, "rng_selected", sel, sizeof(sel));
+	selected_read(kh, sel, sizeof(sel));
 	if (strcmp(sel, "1") == 0 && kh->cur_fd < 0)
 		return defer(kh,
 			      "%s was chosen by the administrator (rng_selected 1): writing its "
@@ -579,7 +601,7 @@ static int take(struct kernel_hwrng *kh)
 		return refuse(kh, r, LOG_WARNING, "cannot write 0 to %s/rng_quality: %s; "
 			      "leaving %s to the kernel", kh->dir, strerror(-r), cur);
 	}
-	if (current_read(kh->dir, now, sizeof(now)) < 0 || strcmp(now, cur) != 0) {
+	if (current_read(kh, now, sizeof(now)) < 0 || strcmp(now, cur) != 0) {
 		r = give_back_one(kh, cur, why, sizeof(why));
 		return refuse(kh, 0, LOG_WARNING, "writing 0 to rng_quality of %s made the "
 			      "kernel switch to '%s' (a better backend is registered); %s; not "
@@ -666,7 +688,7 @@ static void watch(struct kernel_hwrng *kh, struct source *src)
 	}
 	kh->trips = st.window_trips;
 	kh->demoted = true;
-	(void)current_read(kh->dir, cur, sizeof(cur));
+	(void)current_read(kh, cur, sizeof(cur));
 	snprintf(kh->backend, sizeof(kh->backend), "%s", cur);
 	r = quality_write(kh->dir, kh->fd, 0);
 	if (r < 0) {
@@ -703,8 +725,15 @@ static int open_attrs(struct kernel_hwrng *kh, const char *dir)
 	snprintf(path, sizeof(path), "%s/rng_current", dir);
 	closep(&kh->cur_fd);
 	closep(&kh->cur_rfd);
+	closep(&kh->q_rfd);
+	closep(&kh->sel_rfd);
 	kh->cur_fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	kh->cur_rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* For the tick's looks (attr_read()): kept, as the others are. */
+	snprintf(path, sizeof(path), "%s/rng_quality", dir);
+	kh->q_rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	snprintf(path, sizeof(path), "%s/rng_selected", dir);
+	kh->sel_rfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	return 0;
 }
 
@@ -765,7 +794,7 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 		watch(kh, src);
 		return;
 	}
-	if (current_read(kh->dir, cur, sizeof(cur)) < 0)
+	if (current_read(kh, cur, sizeof(cur)) < 0)
 		cur[0] = '\0';
 	if (kh->taken && strcmp(cur, kh->backend) != 0) {
 		snprintf(why, sizeof(why), "the kernel's current backend is now '%s'",
@@ -779,7 +808,7 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 	}
 	if (kh->refused && strcmp(cur, kh->backend) != 0)
 		kh->refused = kh->not_needed = false;
-	if (kh->not_needed && quality_read(kh->dir, &q) == 0 && q > 0) {
+	if (kh->not_needed && quality_read(kh, &q) == 0 && q > 0) {
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
 			 "rng_quality of %s was raised to %u (it was 0, which rngd left alone): "
 			 "the kernel credits it untested again; taking it over",
@@ -788,7 +817,7 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 	}
 	if (!kh->taken && !kh->refused && cur[0]) {
 		(void)kernel_hwrng_take(kh);
-	} else if (kh->taken && quality_read(kh->dir, &q) == 0 && q != 0) {
+	} else if (kh->taken && quality_read(kh, &q) == 0 && q != 0) {
 		/* Registered again (its driver's quality), or written by an administrator. */
 		struct kernel_hwrng_owed *o = owed_find(kh, kh->backend);
 		int r = -ENOENT;
@@ -830,7 +859,7 @@ void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, co
 	r = open_attrs(kh, dir);
 	if (r < 0) {
 		kh->no_access = true;
-		(void)current_read(dir, kh->backend, sizeof(kh->backend));
+		(void)current_read_at(dir, -1, kh->backend, sizeof(kh->backend));
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
 			 "cannot open %s/rng_quality for writing (%s): leaving "
 			 "the kernel's hwrng thread as it is (kernel-hwrng = %s acts as leave)",
@@ -841,8 +870,8 @@ void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, co
 		char cur[128] = "";
 		unsigned int q = 0;
 
-		(void)current_read(dir, cur, sizeof(cur));
-		(void)quality_read(dir, &q);
+		(void)current_read(kh, cur, sizeof(cur));
+		(void)quality_read(kh, &q);
 		log_full(LOG_INFO, WHO, NULL, NULL,
 			 "watching %s (rng_quality %u): lowered to 0 "
 			 "when it fails rngd's tests",
@@ -907,4 +936,6 @@ void kernel_hwrng_stop(struct kernel_hwrng *kh)
 	closep(&kh->fd);
 	closep(&kh->cur_fd);
 	closep(&kh->cur_rfd);
+	closep(&kh->q_rfd);
+	closep(&kh->sel_rfd);
 }

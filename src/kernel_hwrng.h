@@ -38,7 +38,9 @@ struct kernel_hwrng {
 	enum kernel_hwrng_mode mode;
 	int fd;		      /* rng_quality for writing, kept across the drop; -1 */
 	int cur_fd;	      /* rng_current for writing (root at start, kept across the drop); -1 */
-	int cur_rfd;	      /* rng_current for reading (the crash handler's check); -1 */
+	int cur_rfd;	      /* rng_current for reading (the crash handler's check, the tick); -1 */
+	int q_rfd;	      /* rng_quality for reading, re-read with pread() each tick; -1 */
+	int sel_rfd;	      /* rng_selected for reading (6.x; absent before): -1 */
 	char dir[PATH_MAX];   /* the hw_random sysfs directory; "" when not acting */
 	char state[PATH_MAX]; /* the state file */
 	bool taken;	      /* this process wrote 0 to backend's rng_quality, backend current */

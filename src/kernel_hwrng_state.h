@@ -104,8 +104,9 @@ int kernel_hwrng_state_read(int dirfd, const char *name, struct kernel_hwrng_sta
 
 /*
  * Write the record to path atomically: a new file next to it (O_EXCL, O_NOFOLLOW, mode
- * 0644), fsync, rename. The directory is made (0755) when missing. An empty record removes
- * the file instead. 0 or -errno.
+ * 0644), renamed over path; no fsync (/run does not outlive the machine, and a process's
+ * crash leaves the page cache). The directory is made (0755) when missing. An empty record
+ * removes the file instead. 0 or -errno.
  */
 int kernel_hwrng_state_write(const char *path, const struct kernel_hwrng_state *st);
 
