@@ -1149,67 +1149,6 @@ static void test_peek_and_consume(void **state)
 	unlink(tmp_path("peek"));
 }
 
-/* Bytes read from src once they stop changing for 50 ms (the reader is waiting). */
-static uint64_t settled_bytes_read(struct source *src)
-{
-	struct source_stats st;
-	uint64_t last = UINT64_MAX;
-
-	for (int i = 0; i < 200; i++) {
-		source_get_stats(src, &st);
-		if (st.bytes_read == last)
-			return last;
-		last = st.bytes_read;
-		usleep(50000);
-	}
-	return last;
-}
-
-/*
- * source_set_keep_ahead(): a reader keeps one block ready and reads only what it lacks;
- * taken, it reads one more; back to 0, it fills the ring again.
- */
-static void test_keep_ahead(void **state)
-{
-	uint8_t *in, *want, got[BLOCK];
-	size_t in_len, npass;
-	struct source_set *set;
-	struct source *src;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-
-	(void)state;
-	assert_true(efd >= 0);
-	npass = make_input(&in, &in_len, &want, 12, NULL);
-	assert_int_equal(npass, 12);
-	write_file(tmp_path("keep"), in, in_len);
-	set = one_file_set(tmp_path("keep"));
-	src = source_set_get(set, 0);
-	source_set_keep_ahead(set, 1);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
-
-	assert_int_equal(settled_bytes_read(src), 4 + BLOCK); /* the seed, one block */
-	assert_int_equal(source_available(src, now_ns(), MAX_AGE), BLOCK);
-	assert_int_equal(take(src, got, BLOCK, now_ns(), MAX_AGE), BLOCK);
-	assert_memory_equal(got, want, BLOCK);
-	assert_int_equal(settled_bytes_read(src), 4 + 2 * BLOCK);
-	assert_int_equal(source_available(src, now_ns(), MAX_AGE), BLOCK);
-
-	/* Back to the full ring: the reader is woken by the next take. */
-	source_set_keep_ahead(set, 0);
-	assert_int_equal(take(src, got, BLOCK, now_ns(), MAX_AGE), BLOCK);
-	assert_memory_equal(got, want + BLOCK, BLOCK);
-	(void)settled_bytes_read(src);
-	assert_int_equal(source_available(src, now_ns(), MAX_AGE), SOURCE_RING_BLOCKS * BLOCK);
-
-	source_set_stop(set);
-	source_set_free(set);
-	close(efd);
-	free(in);
-	free(want);
-	unlink(tmp_path("keep"));
-}
-
 /* ---- source_read_once ---- */
 
 struct chunked_writer {
@@ -1541,7 +1480,6 @@ int main(void)
 		cmocka_unit_test(test_backoff_on_failures),
 		cmocka_unit_test(test_take_partial_and_max_age),
 		cmocka_unit_test(test_peek_and_consume),
-		cmocka_unit_test(test_keep_ahead),
 		cmocka_unit_test(test_read_once),
 		cmocka_unit_test(test_test_now),
 		cmocka_unit_test(test_remainder_after_feed),
