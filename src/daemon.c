@@ -196,21 +196,6 @@ int daemon_setup_pool(struct daemon *d)
 #define STREAM_RING_BLOCKS 256
 #define STREAM_FLUSH_NS NSEC_PER_MSEC
 
-/*
- * A modern kernel whose CRNG is ready takes a block per feed-interval: each reader keeps
- * one ready instead of filling its ring, so that a slow device is not read (nor its blocks
- * tested) for blocks that age out unused. A legacy kernel, refilled below its watermark,
- * keeps the full ring, and so does kernel-hwrng = watch, whose demotion of a failing
- * device comes from rngd's reads of it (tests/kernel-hwrng.sh).
- */
-static void set_keep_ahead(struct daemon *d, struct source_set *set)
-{
-	bool idle = d->mode == DAEMON_FEED && d->sink && !output_sink(d) && d->crng_ready &&
-		    sink_generation(d->sink) == KERNEL_MODERN && d->kh.mode != KERNEL_HWRNG_WATCH;
-
-	source_set_keep_ahead(set, idle ? 1 : 0);
-}
-
 void daemon_setup_ring(struct daemon *d, struct source_set *set)
 {
 	d->batch = 1;
@@ -218,7 +203,6 @@ void daemon_setup_ring(struct daemon *d, struct source_set *set)
 		source_set_ring_blocks(set, STREAM_RING_BLOCKS);
 		d->batch = STREAM_RING_BLOCKS / 2;
 	}
-	set_keep_ahead(d, set);
 }
 
 void daemon_setup_policy(struct daemon *d, bool keep_history)
@@ -383,7 +367,6 @@ int daemon_start(struct daemon *d)
 	int r;
 
 	d->crng_ready = sink_crng_ready();
-	set_keep_ahead(d, d->set);
 	r = source_set_start(d->set, d->wake_fd);
 	if (r < 0) {
 		log_error("cannot start the source threads: %s", strerror(-r));
@@ -521,7 +504,6 @@ static int feed_cycle(struct daemon *d)
 	}
 	if (!d->crng_ready && !output_sink(d))
 		d->crng_ready = sink_crng_ready();
-	set_keep_ahead(d, d->set); /* the CRNG, or a reload's kernel-hwrng, may have changed */
 	st.crng_ready = d->crng_ready;
 	st.available = fresh_available(d, now);
 	sink_feed_state(d->sink, d->conf.watermark ? (unsigned int)d->conf.watermark : 4096 * 3 / 4,

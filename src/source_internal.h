@@ -120,7 +120,6 @@ struct source_set {
 	size_t n;
 	bool started;
 	size_t ring_blocks;
-	_Atomic size_t keep_ahead; /* source_set_keep_ahead(); the readers load it */
 	bool abandoned; /* a thread outlived source_set_stop_within() */
 	uint64_t stop_signaled_ns; /* when a stop first signalled the threads (0: not yet) */
 	bool start_failed; /* source_set_abort(): fini undoes what init changed */

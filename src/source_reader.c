@@ -349,15 +349,6 @@ static int constant_block(const uint8_t *p, size_t n)
 	return n ? p[0] : -1;
 }
 
-/* The set's keep-ahead, at most the ring's capacity; 0: fill the ring. */
-static size_t keep_ahead(const struct source *src)
-{
-	size_t k = src->set ? atomic_load_explicit(&src->set->keep_ahead, memory_order_relaxed)
-			    : 0;
-
-	return MIN(k, src->ring.mask + 1);
-}
-
 /*
  * Complete the block in the head slot (ring_write_slot()'s), reading straight into the
  * ring. A driver with readv reads on into the free slots after it, up to
@@ -369,15 +360,11 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 {
 	while (src->ahead < FIPS_BLOCK_BYTES) {
 		struct iovec iov[SOURCE_READ_AHEAD / FIPS_BLOCK_BYTES + 1];
-		size_t off = src->ahead, room = 0, keep = keep_ahead(src);
+		size_t off = src->ahead, room = 0;
 		size_t max = MAX(src->read_max, FIPS_BLOCK_BYTES);
 		int cnt = 0;
 		struct block *b;
 		ssize_t r;
-
-		/* Keeping k blocks: read what they lack (the head's rest among them), no more. */
-		if (keep)
-			max = (keep - MIN(ring_count(&src->ring), keep - 1)) * FIPS_BLOCK_BYTES - off;
 
 		/*
 		 * A source that computes its data (RDRAND) fills the whole readv before it
@@ -402,8 +389,7 @@ static int fill_head(struct source *src, uint64_t *time_ns)
 		src->ahead += (size_t)r;
 		/* The quality of what this read returned (an hwrng: of its backend, now). */
 		src->ahead_quality = MIN(src->ahead_quality, source_quality(src));
-		if (!keep)
-			src->read_max = MIN(2 * max, (size_t)SOURCE_READ_AHEAD);
+		src->read_max = MIN(2 * max, (size_t)SOURCE_READ_AHEAD);
 	}
 	*time_ns = src->ahead_time_ns;
 	return 0;
@@ -499,14 +485,11 @@ void source_close(struct source *src)
 /*
  * The next slot to fill. When the ring is full, wait until the consumer has emptied half
  * of it (it signals then), so that a fast source costs one wake-up per several blocks.
- * Keeping k blocks (source_set_keep_ahead()), wait while k are there, until fewer are.
  */
 static struct block *wait_slot(struct source *src)
 {
-	size_t keep = keep_ahead(src);
-	struct block *b = keep && ring_count(&src->ring) >= keep ? NULL
-								: ring_write_slot(&src->ring);
-	size_t low = keep ? keep - 1 : (src->ring.mask + 1) / 2;
+	struct block *b = ring_write_slot(&src->ring);
+	size_t low = (src->ring.mask + 1) / 2;
 
 	if (b)
 		return b;

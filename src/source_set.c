@@ -497,12 +497,6 @@ void source_set_ring_blocks(struct source_set *set, size_t blocks)
 	set->ring_blocks = blocks ? blocks : 1;
 }
 
-void source_set_keep_ahead(struct source_set *set, size_t blocks)
-{
-	if (set && atomic_load_explicit(&set->keep_ahead, memory_order_relaxed) != blocks)
-		atomic_store(&set->keep_ahead, blocks);
-}
-
 size_t source_set_test_cpu_now(struct source_set *set)
 {
 	size_t n = 0;
@@ -845,15 +839,13 @@ unsigned int source_quality(const struct source *src)
 
 void source_keep_quality(struct source *src, const char *backend, int quality)
 {
-	int q = !backend || quality < 0 ? -1 : (int)MIN((unsigned int)quality, 1024u);
-
-	if (!backend)
-		backend = "";
 	pthread_mutex_lock(&src->lock);
-	/* Called each tick with what it had: copied only when it changed. */
-	if (src->kept_quality != q || strcmp(src->kept_backend, q < 0 ? "" : backend) != 0) {
-		src->kept_quality = q;
-		snprintf(src->kept_backend, sizeof(src->kept_backend), "%s", q < 0 ? "" : backend);
+	if (!backend || quality < 0) {
+		src->kept_quality = -1;
+		src->kept_backend[0] = '\0';
+	} else {
+		src->kept_quality = (int)MIN((unsigned int)quality, 1024u);
+		snprintf(src->kept_backend, sizeof(src->kept_backend), "%s", backend);
 	}
 	pthread_mutex_unlock(&src->lock);
 }

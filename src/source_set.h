@@ -110,14 +110,6 @@ struct source *source_set_find(struct source_set *set, const char *name);
 void source_set_ring_blocks(struct source_set *set, size_t blocks);
 
 /*
- * How many tested blocks each reader keeps ready: 0 (the default) fills the ring; n > 0
- * (at most the ring's capacity) reads again only when fewer than n are left, n blocks at
- * most per read. For a consumer that takes a block now and then (the kernel's CRNG is
- * ready): a slow device is not read for blocks that age out unused. Any time, any set.
- */
-void source_set_keep_ahead(struct source_set *set, size_t blocks);
-
-/*
  * -l/--list: probe every known source (enabled or not) and print one line each to f:
  * "hwrng: available, enabled (virtio_rng.0, quality 1024)" or
  * "via: not available: no PadLock RNG on this CPU". Drivers the set does not hold (not
