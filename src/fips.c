@@ -33,6 +33,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -463,13 +464,12 @@ const struct fips_engine *fips_engine_current(void)
 
 const char *fips_engine_names(void)
 {
-#ifdef FIPS_X86_64
-	return "auto, scalar, avx2, avx512";
-#elif defined(FIPS_ARM64)
-	return "auto, scalar, neon";
-#else
-	return "auto, scalar";
-#endif
+	static char names[64];
+	int n = snprintf(names, sizeof(names), "auto");
+
+	for (size_t i = 0; fips_engines[i] && n >= 0 && (size_t)n < sizeof(names); i++)
+		n += snprintf(names + n, sizeof(names) - (size_t)n, ", %s", fips_engines[i]->name);
+	return names;
 }
 
 unsigned int fips_test_block(struct fips_ctx *ctx, const uint8_t block[FIPS_BLOCK_BYTES])

@@ -68,7 +68,10 @@ int fips_engine_select(const char *name);
 /* The engine fips_test_block() uses (choosing "auto" when none was chosen yet). */
 const struct fips_engine *fips_engine_current(void);
 
-/* The names of this build's engines, for messages: "scalar, avx2, avx512". */
+/*
+ * "auto" and the names of fips_engines, for messages: "auto, scalar, avx2, avx512". A
+ * static buffer, written on each call: the main thread's.
+ */
 const char *fips_engine_names(void);
 
 #endif

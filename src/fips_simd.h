@@ -94,14 +94,12 @@ FIPS_POPCNT_FN void fips_tail_runs(uint64_t z, uint64_t pz, uint64_t ge[6])
 /*
  * The counts of the last bytes, from byte `from` (a multiple of 4) to the end, the tail
  * word's runs, the monobit count from the nibbles, and the runs of zeros of length >= 1;
- * x311 is the last full word (native order).
+ * x311 is the last full word and last the tail word (words 311 and 312 of the padded copy).
  */
 FIPS_POPCNT_FN void fips_simd_finish(const uint8_t *block, size_t from, uint64_t x311,
-				     struct fips_counts *c)
+				     uint64_t last, struct fips_counts *c)
 {
 	const uint64_t tail_mask = ~UINT64_C(0) << (64 - FIPS_TAIL_BYTES * 8);
-	uint32_t t;
-	uint64_t last;
 
 	for (size_t i = from; i < FIPS_BLOCK_BYTES; i++) {
 		c->nibbles[block[i] >> 4]++;
@@ -112,8 +110,6 @@ FIPS_POPCNT_FN void fips_simd_finish(const uint8_t *block, size_t from, uint64_t
 	for (unsigned int v = 1; v < 16; v++)
 		c->ones += c->nibbles[v] * (uint64_t)__builtin_popcount(v);
 
-	memcpy(&t, block + FIPS_FULL_WORDS * 8, sizeof(t));
-	last = (uint64_t)be32toh(t) << 32;
 	fips_tail_runs(last, x311 & 1, c->ones_ge);
 	fips_tail_runs(~last & tail_mask, !(x311 & 1), c->zeros_ge);
 	/* Runs alternate: see the top of this file. */
@@ -165,15 +161,17 @@ static inline void fips_pad_ends(uint8_t *pad, const uint8_t *block)
 	{                                                                                 \
 		uint8_t buf[(STEP) - 8 + FIPS_PAD_BYTES] __attribute__((aligned(STEP)));  \
 		uint8_t *pad = buf + (STEP) - 8;                                          \
-		uint64_t x311;                                                            \
+		uint64_t x311, last;                                                      \
                                                                                           \
 		memset(c, 0, sizeof(*c));                                                 \
 		fips_pad_ends(pad, block);                                                \
 		NAME##_bytes(block, pad, c);                                              \
 		NAME##_runs(pad, c);                                                      \
 		memcpy(&x311, FIPS_PAD_WORD(pad, FIPS_FULL_WORDS - 1), sizeof(x311));     \
+		memcpy(&last, FIPS_PAD_WORD(pad, FIPS_FULL_WORDS), sizeof(last));         \
 		wipe(buf, sizeof(buf));                                                   \
-		fips_simd_finish(block, (FIPS_BLOCK_BYTES / (STEP)) * (STEP), x311, c);   \
+		fips_simd_finish(block, (FIPS_BLOCK_BYTES / (STEP)) * (STEP), x311, last, \
+				 c);                                                      \
 		c->repeat |= fips_continuous_ends(block, last_word);                      \
 	}                                                                                 \
                                                                                           \

@@ -303,37 +303,6 @@ int stats_remove_status(const char *path)
 	return unlinkat(dfd, base_name(path), 0) < 0 ? -errno : 0;
 }
 
-static int write_atomic(const char *path, const char *text, size_t len, bool durable);
-
-int stats_write_status(const char *path, const struct status_doc *doc)
-{
-	_cleanup_(json_decref_p) json_t *root = NULL;
-	_cleanup_(freep) char *text = NULL;
-	size_t n;
-	int r;
-
-	root = doc_to_json(doc);
-	if (!root)
-		return -ENOMEM;
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		return -ENOMEM;
-	n = strlen(text);
-	text[n] = '\n'; /* over the NUL: written by length */
-	r = write_atomic(path, text, n + 1, false);
-	if (r == -ENOENT) {
-		r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
-		if (r == 0)
-			r = write_atomic(path, text, n + 1, false);
-	}
-	return r;
-}
-
-int stats_write_file(const char *path, const char *text, size_t len)
-{
-	return write_atomic(path, text, len, true);
-}
-
 /*
  * A temporary in path's directory, renamed over path. durable: fsync before the rename, for
  * a file that outlives the process (the metrics file). The status file needs none: it
@@ -387,6 +356,35 @@ fail:
 		close(fd);
 	unlinkat(dfd, tmp, 0);
 	return r;
+}
+
+int stats_write_status(const char *path, const struct status_doc *doc)
+{
+	_cleanup_(json_decref_p) json_t *root = NULL;
+	_cleanup_(freep) char *text = NULL;
+	size_t n;
+	int r;
+
+	root = doc_to_json(doc);
+	if (!root)
+		return -ENOMEM;
+	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!text)
+		return -ENOMEM;
+	n = strlen(text);
+	text[n] = '\n'; /* over the NUL: written by length */
+	r = write_atomic(path, text, n + 1, false);
+	if (r == -ENOENT) {
+		r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
+		if (r == 0)
+			r = write_atomic(path, text, n + 1, false);
+	}
+	return r;
+}
+
+int stats_write_file(const char *path, const char *text, size_t len)
+{
+	return write_atomic(path, text, len, true);
 }
 
 /* ---- summaries ---- */

@@ -874,6 +874,14 @@ static void test_engine_select(void **state)
 	for (size_t e = 0; fips_engines[e]; e++)
 		assert_int_equal(fips_engine_select(fips_engines[e]->name),
 				 fips_engines[e]->supported() ? 0 : -ENOTSUP);
+	/* The list the messages print (rngd(8) and rngtest(1) ENVIRONMENT name them all). */
+#if defined(__x86_64__)
+	assert_string_equal(fips_engine_names(), "auto, scalar, avx2, avx512");
+#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	assert_string_equal(fips_engine_names(), "auto, scalar, neon");
+#else
+	assert_string_equal(fips_engine_names(), "auto, scalar");
+#endif
 #if defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/*
 	 * The NEON engine is built, and runs wherever the kernel reports Advanced SIMD (nearly

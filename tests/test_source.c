@@ -251,6 +251,94 @@ static bool until_bytes(struct source *src, size_t got, size_t want)
 	return got >= want;
 }
 
+/* An eventfd for a set's wakes (source_set_start()), as the daemon's loop has. */
+static int wake_fd(void)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	assert_true(efd >= 0);
+	return efd;
+}
+
+/* one_file_set(path), opened: its one source usable. */
+static struct source_set *opened_file_set(const char *path)
+{
+	struct source_set *set = one_file_set(path);
+
+	assert_int_equal(source_set_init(set), 1);
+	return set;
+}
+
+/* opened_file_set(path) with its reader thread started, waking efd. */
+static struct source_set *started_file_set(const char *path, int efd)
+{
+	struct source_set *set = opened_file_set(path);
+
+	assert_int_equal(source_set_start(set, efd), 0);
+	return set;
+}
+
+/* Wait, woken through efd, until src is in state; fails after 10 s. */
+static void wait_state(struct source *src, int efd, enum source_state state)
+{
+	uint64_t deadline = now_ns() + 10 * NSEC_PER_SEC;
+
+	while (state_of(src) != state && now_ns() < deadline)
+		wait_wake(efd, 100);
+	assert_int_equal(state_of(src), state);
+}
+
+/* Stop set's threads, which must take less than 500 ms; what: where they wait, for the log. */
+static void stop_promptly(struct source_set *set, const char *what)
+{
+	uint64_t t0 = now_ns(), dt;
+
+	source_set_stop(set);
+	dt = now_ns() - t0;
+	print_message("stop %s took %.3f ms\n", what, (double)dt / NSEC_PER_MSEC);
+	assert_true(dt < 500 * NSEC_PER_MSEC);
+}
+
+/* make_input() of nblocks blocks that all pass (a random block fails about once in 1250). */
+static void make_passing_input(uint8_t **in, size_t *in_len, uint8_t **want, size_t nblocks)
+{
+	while (make_input(in, in_len, want, nblocks, NULL) != nblocks) {
+		free(*in);
+		free(*want);
+	}
+}
+
+/*
+ * The end of a test over the file tmp_path(name): set freed (its threads stopped first),
+ * wfd (unless -1) and efd closed, in, want and got freed, the file removed.
+ */
+static void end_file_test(struct source_set *set, const char *name, int efd, int wfd, uint8_t *in,
+			  uint8_t *want, uint8_t *got)
+{
+	source_set_free(set);
+	if (wfd >= 0)
+		close(wfd);
+	close(efd);
+	free(in);
+	free(want);
+	free(got);
+	unlink(tmp_path(name));
+}
+
+/*
+ * A FIFO at tmp_path(name), held open read-write by the test: a writer is always there, so
+ * reads block instead of seeing end of file. Returns the descriptor.
+ */
+static int held_fifo(const char *name)
+{
+	int wfd;
+
+	assert_int_equal(mkfifo(tmp_path(name), 0600), 0);
+	wfd = open(tmp_path(name), O_RDWR | O_CLOEXEC);
+	assert_true(wfd >= 0);
+	return wfd;
+}
+
 /* ---- option validation ---- */
 
 static ssize_t dummy_read(struct source *src, void *buf, size_t max)
@@ -686,15 +774,13 @@ static void test_regular_file(void **state)
 	struct source_set *set;
 	struct source *src;
 	struct source_stats st;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
-	assert_true(efd >= 0);
 	npass = make_input(&in, &in_len, &want, 12, zero);
 	assert_true(npass <= 9);
 	write_file(tmp_path("reg"), in, in_len);
-	set = one_file_set(tmp_path("reg"));
+	set = opened_file_set(tmp_path("reg"));
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
 	assert_int_equal(state_of(src), SOURCE_STARTING);
 	assert_int_equal(source_set_start(set, efd), 0);
 	got = malloc(12 * BLOCK);
@@ -717,12 +803,7 @@ static void test_regular_file(void **state)
 	assert_int_equal(st.blocks_passed, npass);
 	assert_true(source_is_healthy(src, now_ns() + 100 * NSEC_PER_SEC, 1));
 	source_set_stop(set);
-	source_set_free(set);
-	close(efd);
-	free(in);
-	free(want);
-	free(got);
-	unlink(tmp_path("reg"));
+	end_file_test(set, "reg", efd, -1, in, want, got);
 }
 
 static void test_fifo_and_stop_latency(void **state)
@@ -732,23 +813,15 @@ static void test_fifo_and_stop_latency(void **state)
 	size_t in_len, npass, n;
 	struct source_set *set;
 	struct source *src;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	int wfd;
-	uint64_t t0, dt;
+	int efd = wake_fd();
+	int wfd = held_fifo("fifo");
 
-	assert_true(efd >= 0);
-	assert_int_equal(mkfifo(tmp_path("fifo"), 0600), 0);
-	/* Read-write: the test holds a writer open, so reads block instead of seeing EOF. */
-	wfd = open(tmp_path("fifo"), O_RDWR | O_CLOEXEC);
-	assert_true(wfd >= 0);
 	npass = make_input(&in, &in_len, &want, 10, zero);
 	assert_true(in_len < 65536); /* fits in the pipe buffer */
 	assert_int_equal(write_full(wfd, in, in_len), 0);
 
-	set = one_file_set(tmp_path("fifo"));
+	set = started_file_set(tmp_path("fifo"), efd);
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
 	got = malloc(10 * BLOCK);
 	n = drain(src, efd, got, 10 * BLOCK, until_bytes, npass * BLOCK);
 	assert_int_equal(n, npass * BLOCK);
@@ -764,22 +837,11 @@ static void test_fifo_and_stop_latency(void **state)
 		assert_false(source_is_healthy(src, now_ns(), 20 * NSEC_PER_MSEC));
 		assert_true(source_is_healthy(src, now_ns(), 60 * NSEC_PER_SEC));
 	}
-	t0 = now_ns();
-	source_set_stop(set);
-	dt = now_ns() - t0;
-	print_message("stop with a read blocked on a FIFO took %.3f ms\n",
-		      (double)dt / NSEC_PER_MSEC);
-	assert_true(dt < 500 * NSEC_PER_MSEC);
+	stop_promptly(set, "with a read blocked on a FIFO");
 	assert_true(source_stopping(src));
 	assert_int_equal(source_sleep(src, NSEC_PER_SEC), -ECANCELED);
 
-	source_set_free(set);
-	close(wfd);
-	close(efd);
-	free(in);
-	free(want);
-	free(got);
-	unlink(tmp_path("fifo"));
+	end_file_test(set, "fifo", efd, wfd, in, want, got);
 }
 
 static bool wake_pending(int efd)
@@ -808,18 +870,10 @@ static void test_batched_wake(void **state)
 	size_t in_len;
 	struct source_set *set;
 	struct pollfd p;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	int wfd;
+	int efd = wake_fd();
+	int wfd = held_fifo("fifo");
 
-	assert_true(efd >= 0);
-	/* Four blocks that all pass (a random block fails about once in 1250). */
-	while (make_input(&in, &in_len, &want, 4, NULL) != 4) {
-		free(in);
-		free(want);
-	}
-	assert_int_equal(mkfifo(tmp_path("fifo"), 0600), 0);
-	wfd = open(tmp_path("fifo"), O_RDWR | O_CLOEXEC);
-	assert_true(wfd >= 0);
+	make_passing_input(&in, &in_len, &want, 4);
 	set = one_file_set(tmp_path("fifo"));
 	source_set_ring_blocks(set, 8);
 	assert_int_equal(source_set_init(set), 1);
@@ -849,12 +903,7 @@ static void test_batched_wake(void **state)
 	assert_false(source_set_prepare_wait(set, 4, true));
 	assert_true(source_set_prepare_wait(set, 5, true));
 
-	source_set_free(set);
-	close(wfd);
-	close(efd);
-	free(in);
-	free(want);
-	unlink(tmp_path("fifo"));
+	end_file_test(set, "fifo", efd, wfd, in, want, NULL);
 }
 
 /*
@@ -870,21 +919,13 @@ static void test_credit_stamped_at_read(void **state)
 	struct pool *pool;
 	struct iovec iov[8];
 	uint64_t bits;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	int wfd;
+	int efd = wake_fd();
+	int wfd = held_fifo("stamp");
 
 	(void)state;
-	assert_true(efd >= 0);
-	assert_int_equal(mkfifo(tmp_path("stamp"), 0600), 0);
-	wfd = open(tmp_path("stamp"), O_RDWR | O_CLOEXEC);
-	assert_true(wfd >= 0);
-	while (make_input(&in, &in_len, &want, 2, NULL) != 2) { /* 1 in about 600: again */
-		free(in);
-		free(want);
-	}
-	set = one_file_set(tmp_path("stamp"));
+	make_passing_input(&in, &in_len, &want, 2);
+	set = opened_file_set(tmp_path("stamp"));
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
 	assert_int_equal(pool_new(&pool, set), 0);
 	source_set_quality(src, 1024); /* what its driver found for the first read */
 	assert_int_equal(source_set_start(set, efd), 0);
@@ -900,27 +941,19 @@ static void test_credit_stamped_at_read(void **state)
 	pool_consume(pool, true);
 	source_set_stop(set);
 	pool_free(pool);
-	source_set_free(set);
-	close(wfd);
-	close(efd);
-	free(in);
-	free(want);
-	unlink(tmp_path("stamp"));
+	end_file_test(set, "stamp", efd, wfd, in, want, NULL);
 }
 
 static void test_fifo_without_writer(void **state)
 {
 	struct source_set *set;
 	struct source *src;
-	uint64_t t0, dt;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
 	/* No writer: every read is end of file, i.e. "nothing now"; waits, never spins. */
 	assert_int_equal(mkfifo(tmp_path("fifo2"), 0600), 0);
-	set = one_file_set(tmp_path("fifo2"));
+	set = started_file_set(tmp_path("fifo2"), efd);
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
 	usleep(300000);
 	{
 		struct source_stats st;
@@ -930,14 +963,8 @@ static void test_fifo_without_writer(void **state)
 		assert_int_equal(st.bytes_read, 0);
 	}
 	assert_true(source_is_healthy(src, now_ns(), 20 * NSEC_PER_MSEC));
-	t0 = now_ns();
-	source_set_stop(set);
-	dt = now_ns() - t0;
-	print_message("stop during a dry-spell wait took %.3f ms\n", (double)dt / NSEC_PER_MSEC);
-	assert_true(dt < 500 * NSEC_PER_MSEC);
-	source_set_free(set);
-	close(efd);
-	unlink(tmp_path("fifo2"));
+	stop_promptly(set, "during a dry-spell wait");
+	end_file_test(set, "fifo2", efd, -1, NULL, NULL, NULL);
 }
 
 static void test_fifo_writer_comes_and_goes(void **state)
@@ -946,16 +973,14 @@ static void test_fifo_writer_comes_and_goes(void **state)
 	size_t in_len, npass, n, first = 4 + 2 * BLOCK;
 	struct source_set *set;
 	struct source *src;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 	int wfd;
 
 	/* A writer that closes is not the end: the next writer's data follows on. */
 	assert_int_equal(mkfifo(tmp_path("fifo3"), 0600), 0);
 	npass = make_input(&in, &in_len, &want, 4, NULL);
-	set = one_file_set(tmp_path("fifo3"));
+	set = started_file_set(tmp_path("fifo3"), efd);
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
 	wfd = open(tmp_path("fifo3"), O_WRONLY | O_CLOEXEC);
 	assert_true(wfd >= 0);
 	assert_int_equal(write_full(wfd, in, first), 0);
@@ -971,12 +996,7 @@ static void test_fifo_writer_comes_and_goes(void **state)
 	assert_int_equal(n, npass * BLOCK);
 	assert_memory_equal(got, want, n);
 	assert_int_equal(state_of(src), SOURCE_RUNNING);
-	source_set_free(set);
-	close(efd);
-	free(in);
-	free(want);
-	free(got);
-	unlink(tmp_path("fifo3"));
+	end_file_test(set, "fifo3", efd, -1, in, want, got);
 }
 
 static void test_backoff_on_failures(void **state)
@@ -985,19 +1005,14 @@ static void test_backoff_on_failures(void **state)
 	struct source_set *set;
 	struct source *src;
 	struct source_stats st;
-	uint64_t deadline, t0, dt;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
 	/* A stuck source: all zero. Three failed blocks in a row put it in back-off. */
 	assert_non_null(in);
 	write_file(tmp_path("zero"), in, 4 + 6 * BLOCK);
-	set = one_file_set(tmp_path("zero"));
+	set = started_file_set(tmp_path("zero"), efd);
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
-	deadline = now_ns() + 10 * NSEC_PER_SEC;
-	while (state_of(src) != SOURCE_BACKOFF && now_ns() < deadline)
-		wait_wake(efd, 100);
+	wait_state(src, efd, SOURCE_BACKOFF);
 	source_get_stats(src, &st);
 	assert_int_equal(st.state, SOURCE_BACKOFF);
 	/* Stuck: caught before the FIPS tests (SP 800-90B), and said to be constant output. */
@@ -1010,15 +1025,8 @@ static void test_backoff_on_failures(void **state)
 	assert_int_equal(source_available(src, now_ns(), MAX_AGE), 0);
 	/* Back-off is a deliberate wait: healthy, and cut short by a stop. */
 	assert_true(source_is_healthy(src, now_ns(), 1));
-	t0 = now_ns();
-	source_set_stop(set);
-	dt = now_ns() - t0;
-	print_message("stop during back-off took %.3f ms\n", (double)dt / NSEC_PER_MSEC);
-	assert_true(dt < 500 * NSEC_PER_MSEC);
-	source_set_free(set);
-	close(efd);
-	free(in);
-	unlink(tmp_path("zero"));
+	stop_promptly(set, "during back-off");
+	end_file_test(set, "zero", efd, -1, in, NULL, NULL);
 }
 
 /*
@@ -1030,21 +1038,13 @@ static struct source_set *three_blocks_read(const char *path, int efd, uint8_t *
 					    size_t *npass)
 {
 	struct source_set *set;
-	struct source *src;
-	uint64_t deadline;
 	size_t in_len;
 
 	*npass = make_input(in, &in_len, want, 3, NULL);
 	assert_true(*npass >= 1);
 	write_file(path, *in, in_len);
-	set = one_file_set(path);
-	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
-	deadline = now_ns() + 10 * NSEC_PER_SEC;
-	while (state_of(src) != SOURCE_FAILED && now_ns() < deadline)
-		wait_wake(efd, 100);
-	assert_int_equal(state_of(src), SOURCE_FAILED);
+	set = started_file_set(path, efd);
+	wait_state(source_set_get(set, 0), efd, SOURCE_FAILED);
 	return set;
 }
 
@@ -1055,7 +1055,7 @@ static void test_take_partial_and_max_age(void **state)
 	struct source_set *set;
 	struct source *src;
 	uint64_t now;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
 	set = three_blocks_read(tmp_path("take"), efd, &in, &want, &npass);
 	src = source_set_get(set, 0);
@@ -1088,12 +1088,7 @@ static void test_take_partial_and_max_age(void **state)
 	assert_int_equal(source_available(src, now_ns(), UINT64_MAX), 0);
 	assert_int_equal(take(src, got, 10, now_ns(), UINT64_MAX), 0);
 
-	source_set_free(set);
-	close(efd);
-	free(in);
-	free(want);
-	free(got);
-	unlink(tmp_path("take"));
+	end_file_test(set, "take", efd, -1, in, want, got);
 }
 
 /* source_peek() hands out what take() would, in place; source_consume() wipes it. */
@@ -1106,7 +1101,7 @@ static void test_peek_and_consume(void **state)
 	struct source_set *set;
 	struct source *src;
 	uint64_t now;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
 	set = three_blocks_read(tmp_path("peek"), efd, &in, &want, &npass);
 	src = source_set_get(set, 0);
@@ -1142,11 +1137,7 @@ static void test_peek_and_consume(void **state)
 	assert_int_equal(source_peek(src, iov, ARRAY_SIZE(iov), SIZE_MAX, now, MAX_AGE, &n), 0);
 	assert_int_equal(n, 0);
 
-	source_set_free(set);
-	close(efd);
-	free(in);
-	free(want);
-	unlink(tmp_path("peek"));
+	end_file_test(set, "peek", efd, -1, in, want, NULL);
 }
 
 /* ---- source_read_once ---- */
@@ -1182,9 +1173,8 @@ static void test_read_once(void **state)
 	struct source *src;
 	pthread_t th;
 	void *ret;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
-	assert_true(efd >= 0);
 	/* All zero: no FIPS test stands between the driver and the caller. */
 	memset(in, 0, sizeof(in));
 	write_file(tmp_path("once"), in, sizeof(in));
@@ -1201,10 +1191,8 @@ static void test_read_once(void **state)
 
 	/* Running: the reader thread owns the driver. */
 	write_file(tmp_path("once"), in, sizeof(in));
-	set = one_file_set(tmp_path("once"));
+	set = started_file_set(tmp_path("once"), efd);
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
 	assert_int_equal(source_read_once(src, got, 1), -EBUSY);
 	source_set_stop(set);
 	assert_int_not_equal(source_read_once(src, got, 1), -EBUSY);
@@ -1215,9 +1203,8 @@ static void test_read_once(void **state)
 	random_bytes(in, w.len);
 	assert_int_equal(mkfifo(tmp_path("once-fifo"), 0600), 0);
 	w.path = tmp_path("once-fifo");
-	set = one_file_set(w.path);
+	set = opened_file_set(w.path);
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
 	assert_int_equal(pthread_create(&th, NULL, chunked_writer_main, &w), 0);
 	assert_int_equal(source_read_once(src, got, w.len), (ssize_t)w.len);
 	assert_int_equal(pthread_join(th, &ret), 0);
@@ -1241,9 +1228,8 @@ static void test_test_now(void **state)
 	struct source_set *set;
 	struct source *src;
 	struct source_stats st;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
-	assert_true(efd >= 0);
 	npass = make_input(&in, &in_len, &want, 6, zero);
 	write_file(tmp_path("now"), in, in_len);
 	set = one_file_set(tmp_path("now"));
@@ -1275,9 +1261,8 @@ static void test_test_now(void **state)
 
 	/* A source with nothing now (a FIFO without a writer) is not waited for. */
 	assert_int_equal(mkfifo(tmp_path("now-fifo"), 0600), 0);
-	set = one_file_set(tmp_path("now-fifo"));
+	set = opened_file_set(tmp_path("now-fifo"));
 	src = source_set_get(set, 0);
-	assert_int_equal(source_set_init(set), 1);
 	assert_int_equal(source_test_now(src, 1), -EAGAIN);
 	assert_int_equal(source_available(src, now_ns(), MAX_AGE), 0);
 	source_set_free(set);
@@ -1304,8 +1289,7 @@ static void test_remainder_after_feed(void **state)
 	struct iovec iov[4];
 	struct pool *p;
 	uint64_t bits;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	uint64_t deadline;
+	int efd = wake_fd();
 
 	npass = make_input(&in, &in_len, &want, 2, NULL);
 	assert_true(npass >= 1);
@@ -1315,9 +1299,7 @@ static void test_remainder_after_feed(void **state)
 	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
 	assert_int_equal(source_set_init(set), 1);
 	assert_int_equal(source_set_start(set, efd), 0);
-	deadline = now_ns() + 10 * NSEC_PER_SEC;
-	while (state_of(source_set_get(set, 0)) != SOURCE_FAILED && now_ns() < deadline)
-		wait_wake(efd, 100);
+	wait_state(source_set_get(set, 0), efd, SOURCE_FAILED);
 	assert_int_equal(pool_new(&p, set), 0);
 
 	pool_peek(p, iov, ARRAY_SIZE(iov), 100, now_ns(), MAX_AGE, 8, &k, &bits);
@@ -1332,11 +1314,7 @@ static void test_remainder_after_feed(void **state)
 	pool_consume(p, true);
 
 	pool_free(p);
-	source_set_free(set);
-	close(efd);
-	free(in);
-	free(want);
-	unlink(tmp_path("rem"));
+	end_file_test(set, "rem", efd, -1, in, want, NULL);
 }
 
 /*
@@ -1355,7 +1333,7 @@ static void test_pool_turns_skip_empty(void **state)
 	struct iovec iov[4];
 	struct pool *p;
 	uint64_t bits, deadline;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
 	(void)state;
 	/* Each its own data: the same bytes through two sources would be replays (health.h). */
@@ -1406,11 +1384,9 @@ static void test_pool_turns_skip_empty(void **state)
 /* A new set over the file path, read to its end into got (3 blocks); its stats in *st. */
 static size_t read_file_set(const char *path, int efd, uint8_t *got, struct source_stats *st)
 {
-	struct source_set *set = one_file_set(path);
+	struct source_set *set = started_file_set(path, efd);
 	size_t n;
 
-	assert_int_equal(source_set_init(set), 1);
-	assert_int_equal(source_set_start(set, efd), 0);
 	n = drain(source_set_get(set, 0), efd, got, 3 * BLOCK, until_failed, 0);
 	source_get_stats(source_set_get(set, 0), st);
 	source_set_free(set);
@@ -1426,7 +1402,7 @@ static void test_file_offset_survives(void **state)
 	uint8_t *in, *want, *got = malloc(3 * BLOCK);
 	size_t in_len, npass;
 	struct source_stats st;
-	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int efd = wake_fd();
 
 	npass = make_input(&in, &in_len, &want, 3, NULL);
 	write_file(tmp_path("once"), in, in_len);
