@@ -669,6 +669,39 @@ static bool no_source_left(struct daemon *d)
 	return true;
 }
 
+/*
+ * Act on the signals the signalfd holds. Several at a time: a read that returns fewer than
+ * fit was the last (no second read to see EAGAIN after a lone SIGTERM). Whether to stop;
+ * *r gets a failed reload's error.
+ */
+static bool read_signals(struct daemon *d, int *r)
+{
+	struct signalfd_siginfo si[4];
+	bool stop = false;
+	ssize_t n;
+
+	do {
+		n = read(d->sig_fd, si, sizeof(si));
+		for (ssize_t i = 0; n > 0 && i < n / (ssize_t)sizeof(si[0]); i++) {
+			int sig = (int)si[i].ssi_signo;
+
+			if (is_stop_signal(sig)) {
+				log_full(LOG_INFO, NULL, "stopping", DAEMON_MESSAGE_STOPPING,
+					 "stopping on signal %s", strsignal(sig));
+				stop = true;
+			} else if (sig == SIGHUP) {
+				*r = daemon_reload(d);
+				if (*r < 0)
+					stop = true;
+			} else if (sig == SIGUSR1) {
+				daemon_stats_line(d);
+				daemon_update_status(d, true);
+			}
+		}
+	} while (n == (ssize_t)sizeof(si));
+	return stop;
+}
+
 int daemon_run(struct daemon *d)
 {
 	uint64_t once_deadline = now_ns() + ONCE_TIMEOUT_NS;
@@ -707,25 +740,7 @@ int daemon_run(struct daemon *d)
 			break;
 		}
 		if (p[0].revents & POLLIN) {
-			struct signalfd_siginfo si;
-			bool stop = false;
-
-			while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
-				if (is_stop_signal((int)si.ssi_signo)) {
-					log_full(LOG_INFO, NULL, "stopping", DAEMON_MESSAGE_STOPPING,
-						 "stopping on signal %s",
-						 strsignal((int)si.ssi_signo));
-					stop = true;
-				} else if (si.ssi_signo == SIGHUP) {
-					r = daemon_reload(d);
-					if (r < 0)
-						stop = true;
-				} else if (si.ssi_signo == SIGUSR1) {
-					daemon_stats_line(d);
-					daemon_update_status(d, true);
-				}
-			}
-			if (stop)
+			if (read_signals(d, &r))
 				break;
 		}
 		if (p[4].fd >= 0)
@@ -782,6 +797,14 @@ int daemon_run(struct daemon *d)
 			  d->conf.random_device);
 		r = -EIO;
 	}
+	/*
+	 * The kernel's hwrng given back now, while the readers end, not after they are joined
+	 * (daemon_fini() would): the sysfs write and the state file's removal overlap their
+	 * wake-ups. After the last numbers above, which still say what was taken. (A failed
+	 * start, which never comes here, keeps the reverse order: the readers put rng_current
+	 * back first.)
+	 */
+	kernel_hwrng_stop(&d->kh);
 	return r > 0 ? 0 : r;
 }
 
@@ -796,7 +819,10 @@ void daemon_fini(struct daemon *d)
 		log_debug("a source thread is still in its driver's read; the exit ends it");
 	source_set_free(d->set);
 	d->set = NULL;
-	/* Every exit of a started daemon passes here: clean stop, fatal error, failed start. */
+	/*
+	 * Every exit of a started daemon passes here: clean stop (given back already, at the end
+	 * of daemon_run(); nothing left to do), fatal error, failed start.
+	 */
 	kernel_hwrng_stop(&d->kh);
 	d->sink = sink_close(d->sink);
 	closep(&d->sig_fd);

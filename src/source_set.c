@@ -570,14 +570,31 @@ int source_set_start(struct source_set *set, int wake_fd)
 /* How long a stop with a time limit waits for a reader inside its driver's read. */
 #define FIRST_LOOK_NS (50 * NSEC_PER_USEC)
 
-/* Interrupt the read of every reader thread that has not ended yet. */
+/*
+ * Interrupt the read of every reader thread that has not ended yet, after ask_stop(). A
+ * reader parked in a wait of the framework (waiting, not in its driver's read) is left
+ * alone: ask_stop()'s broadcast ends that wait, and the reader loads stop before its next
+ * read (stop is stored before waiting is loaded here; the reader clears waiting before it
+ * loads stop; all sequentially consistent). A signal would cost it a wake-up and this
+ * thread pthread_kill()'s four system calls. The 5 ms re-signal of a stop is the backstop.
+ */
 static void signal_readers(const struct source_set *set)
 {
-	for (size_t i = 0; i < set->n; i++)
-		if (set->src[i]->thread_started && !atomic_load(&set->src[i]->thread_done))
-			pthread_kill(set->src[i]->thread, SOURCE_INTERRUPT_SIGNAL);
+	for (size_t i = 0; i < set->n; i++) {
+		struct source *src = set->src[i];
+
+		if (!src->thread_started || atomic_load(&src->thread_done) ||
+		    (atomic_load(&src->waiting) && !atomic_load(&src->in_read)))
+			continue;
+		pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
+	}
 }
 
+/*
+ * Set every reader's stop and wake its framework waits. The broadcast comes after the
+ * unlock (allowed: the waiter looks at stop under the lock), so that the woken reader does
+ * not block at once on the mutex still held here.
+ */
 static void ask_stop(struct source_set *set)
 {
 	for (size_t i = 0; i < set->n; i++) {
@@ -587,17 +604,16 @@ static void ask_stop(struct source_set *set)
 			continue;
 		pthread_mutex_lock(&src->lock);
 		atomic_store(&src->stop, true);
-		pthread_cond_broadcast(&src->cond);
 		pthread_mutex_unlock(&src->lock);
+		pthread_cond_broadcast(&src->cond);
 	}
 }
 
-bool source_set_reap(struct source_set *set)
+/* Join the readers that have ended; signal the others when again. Whether none is left. */
+static bool join_ended(struct source_set *set, bool again)
 {
 	bool all = true;
 
-	if (!set || !set->started)
-		return true;
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
 
@@ -609,12 +625,18 @@ bool source_set_reap(struct source_set *set)
 			atomic_store(&src->waiting, false);
 		} else {
 			all = false;
-			pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
+			if (again)
+				pthread_kill(src->thread, SOURCE_INTERRUPT_SIGNAL);
 		}
 	}
 	if (all)
 		set->started = false;
 	return all;
+}
+
+bool source_set_reap(struct source_set *set)
+{
+	return !set || !set->started || join_ended(set, true);
 }
 
 /*
@@ -684,18 +706,17 @@ bool source_set_retire(struct source_set *set, uint64_t limit_ns)
 bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 {
 	uint64_t deadline = limit_ns == UINT64_MAX ? UINT64_MAX : now_ns() + limit_ns;
-	uint64_t next_signal = 0, first_look_end;
+	uint64_t next_signal, first_look_end;
 	bool all_done = false, took = false;
 
 	if (!set || !set->started)
 		return !set || !set->abandoned;
-	ask_stop(set);
-	if (set->stop_signaled_ns) { /* source_set_interrupt() signalled them already */
-		next_signal = set->stop_signaled_ns + SIGNAL_AGAIN_NS;
-		first_look_end = set->stop_signaled_ns + FIRST_LOOK_NS;
-	} else {
-		first_look_end = now_ns() + FIRST_LOOK_NS;
-	}
+	if (set->stop_signaled_ns) /* source_set_interrupt() signalled them already */
+		ask_stop(set);
+	else
+		source_set_interrupt(set);
+	next_signal = set->stop_signaled_ns + SIGNAL_AGAIN_NS;
+	first_look_end = set->stop_signaled_ns + FIRST_LOOK_NS;
 	/*
 	 * A thread may be blocked in read(), or about to enter it when the signal comes:
 	 * look at each wake-up (at least every 50 us), signal again every 5 ms until it is
@@ -725,7 +746,7 @@ bool source_set_stop_within(struct source_set *set, uint64_t limit_ns)
 			wait_for_reader(set, &took);
 	}
 	give_back(set, took);
-	if (source_set_reap(set)) /* joins those that ended */
+	if (join_ended(set, false))
 		return !set->abandoned;
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
