@@ -328,6 +328,16 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / tick
 
 
+def cpu_ms_precise(pid):
+    """CPU time in ms of the live threads, from the scheduler's ns counters (schedstat):
+    /proc/PID/stat's ticks round each of utime and stime down to 10 ms."""
+    total = 0
+    for t in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+            total += int(f.read().split()[0])
+    return total / 1e6
+
+
 def peak_rss_kib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -345,7 +355,7 @@ def bench_idle(args):
     time.sleep(args.idle_seconds)
     res = {}
     for name, p in procs.items():
-        res[name] = (cpu_seconds(p.pid), peak_rss_kib(p.pid), p.poll())
+        res[name] = (cpu_seconds(p.pid), cpu_ms_precise(p.pid), peak_rss_kib(p.pid), p.poll())
         p.send_signal(signal.SIGTERM)
     for p in procs.values():
         try:
@@ -353,11 +363,11 @@ def bench_idle(args):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-    for name, (cpu, rss, rc) in res.items():
+    for name, (cpu, ms, rss, rc) in res.items():
         state = "running" if rc is None else f"exited {rc}"
         print(f"idle {args.idle_seconds} s on the real /dev/hwrng: {name}: {cpu:.2f} CPU-s "
-              f"({cpu * 60 / args.idle_seconds:.3f} per minute), peak RSS {rss / 1024:.1f} MiB "
-              f"({state})")
+              f"({cpu * 60 / args.idle_seconds:.3f} per minute; {ms:.1f} ms by schedstat), "
+              f"peak RSS {rss / 1024:.1f} MiB ({state})")
 
 
 def stop_latency(argv, settle):
