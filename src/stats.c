@@ -720,8 +720,7 @@ static uint64_t get_time(const json_t *o, const char *key)
 		}
 	}
 	u = (struct utc_time){ f[0], f[1], f[2], f[3], f[4], f[5] };
-	t = utc_to_seconds(&u);
-	return t > 0 ? (uint64_t)t * NSEC_PER_SEC : 0;
+	return utc_to_seconds(&u, &t) == 0 && t > 0 ? (uint64_t)t * NSEC_PER_SEC : 0;
 }
 
 static void load_source(const json_t *o, struct status_source *s)

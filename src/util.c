@@ -115,7 +115,7 @@ void utc_from_seconds(int64_t t, struct utc_time *ret)
 	ret->year = (int64_t)yoe + era * 400 + (ret->mon <= 2);
 }
 
-int64_t utc_to_seconds(const struct utc_time *u)
+int utc_to_seconds(const struct utc_time *u, int64_t *ret)
 {
 	int64_t y = u->year - (u->mon <= 2), era;
 	unsigned int yoe, doy, doe;
@@ -127,8 +127,9 @@ int64_t utc_to_seconds(const struct utc_time *u)
 	yoe = (unsigned int)(y - era * 400);
 	doy = (153 * (u->mon > 2 ? u->mon - 3 : u->mon + 9) + 2) / 5 + u->mday - 1;
 	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return ((era * 146097 + (int64_t)doe - 719468) * 24 + u->hour) * 3600 + u->min * 60 +
+	*ret = ((era * 146097 + (int64_t)doe - 719468) * 24 + u->hour) * 3600 + u->min * 60 +
 	       u->sec;
+	return 0;
 }
 
 ssize_t read_full(int fd, void *buf, size_t n)

@@ -54,8 +54,11 @@ struct utc_time {
 	unsigned int mon, mday, hour, min, sec;
 };
 void utc_from_seconds(int64_t t, struct utc_time *ret);
-/* Seconds since the epoch; -EINVAL when a field is out of range (leap second 60 allowed). */
-int64_t utc_to_seconds(const struct utc_time *u);
+/*
+ * Seconds since the epoch into *ret: 0, or -EINVAL when a field is out of range (leap
+ * second 60 allowed). The error is not in the result: every int64_t there is a time.
+ */
+int utc_to_seconds(const struct utc_time *u, int64_t *ret);
 
 /*
  * Read until n bytes, end of file or an error. EINTR is retried. Returns the number of

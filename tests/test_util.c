@@ -45,6 +45,7 @@ static void test_utc(void **state)
 	int64_t lo = sizeof(time_t) > 4 ? -5000000000LL : INT32_MIN;
 	int64_t hi = sizeof(time_t) > 4 ? 40000000000LL : INT32_MAX - 400000;
 	struct utc_time u;
+	int64_t back;
 
 	for (int64_t t = lo; t < hi; t += 86400 * 3 + 3607) {
 		time_t tt = (time_t)t;
@@ -55,14 +56,19 @@ static void test_utc(void **state)
 		assert_true(u.year == tm.tm_year + 1900 && u.mon == (unsigned int)tm.tm_mon + 1 &&
 			    u.mday == (unsigned int)tm.tm_mday && u.hour == (unsigned int)tm.tm_hour &&
 			    u.min == (unsigned int)tm.tm_min && u.sec == (unsigned int)tm.tm_sec);
-		assert_true(utc_to_seconds(&u) == t);
+		assert_int_equal(utc_to_seconds(&u, &back), 0);
+		assert_true(back == t);
 	}
+	/* A time whose seconds are -EINVAL's value is a time, not an error. */
+	u = (struct utc_time){ 1969, 12, 31, 23, 59, 60 - EINVAL };
+	assert_int_equal(utc_to_seconds(&u, &back), 0);
+	assert_true(back == -EINVAL);
 	utc_from_seconds(951782400, &u); /* 2000-02-29, a leap day of a century year */
 	assert_true(u.year == 2000 && u.mon == 2 && u.mday == 29);
 	u = (struct utc_time){ 2026, 13, 1, 0, 0, 0 };
-	assert_true(utc_to_seconds(&u) == -EINVAL);
+	assert_int_equal(utc_to_seconds(&u, &back), -EINVAL);
 	u = (struct utc_time){ 2026, 12, 1, 24, 0, 0 };
-	assert_true(utc_to_seconds(&u) == -EINVAL);
+	assert_int_equal(utc_to_seconds(&u, &back), -EINVAL);
 }
 
 static void test_parse_bool(void **state)
