@@ -113,6 +113,12 @@ lifecycle_checks() {
 	check "systemctl stop under 1 s, clean" \
 		eval '[ $((t1 - t0)) -lt 1000 ] && [ "$(prop rngd.service ActiveState)" = inactive ] &&
 			[ "$(prop rngd.service Result)" = success ]'
+	# The watchdog with a runtime drop-in of 6 s instead of the shipped 30 s (the same code
+	# path, 24 s less waiting in each boot); removed again after the restart.
+	info "shipped WatchdogSec=$(prop rngd.service WatchdogUSec)"
+	mkdir -p /run/systemd/system/rngd.service.d
+	printf '[Service]\nWatchdogSec=6s\n' >/run/systemd/system/rngd.service.d/vmtest-watchdog.conf
+	systemctl daemon-reload
 	systemctl start rngd.service
 	until_ok 30 active
 	pid=$(prop rngd.service MainPID)
@@ -123,6 +129,8 @@ lifecycle_checks() {
 		eval 'until_ok 90 eval "active && [ \"\$(prop rngd.service MainPID)\" != $pid ]" &&
 			journalctl -b -u rngd.service -o cat | grep -q "Watchdog timeout"'
 	info "watchdog restart after $(($(ms_now) - t0)) ms (WatchdogSec=$(prop rngd.service WatchdogUSec))"
+	rm /run/systemd/system/rngd.service.d/vmtest-watchdog.conf
+	systemctl daemon-reload
 	local ok=0 slow=0
 	for i in 1 2 3 4 5 6 7 8 9 10; do
 		t0=$(ms_now)
@@ -251,7 +259,7 @@ nodevice_checks() {
 			[ "$(prop rngd.service ExecMainStatus)" = 66 ]'
 	check "... and the journal says why" \
 		eval 'journalctl -b -u rngd.service -o cat | grep -q "no usable entropy source: "'
-	rm -r /run/systemd/system/rngd.service.d
+	rm /run/systemd/system/rngd.service.d/vmtest-watchdog.conf
 	systemctl daemon-reload
 	systemctl reset-failed rngd.service 2>/dev/null
 
