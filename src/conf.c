@@ -631,6 +631,7 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 	_cleanup_(closep) int fd = -1;
 	_cleanup_(freep) char *buf = NULL;
 	struct stat st;
+	size_t size;
 	ssize_t n;
 
 	/*
@@ -650,11 +651,26 @@ int conf_load_file(struct conf *c, const char *path, char *err, size_t errlen)
 	}
 	if (!S_ISREG(st.st_mode))
 		return fail(-EINVAL, err, errlen, path, 0, NULL, "not a regular file");
-	/* One byte more than allowed, to tell "exactly the limit" from "too large". */
-	buf = malloc(CONF_MAX_FILE + 1);
+	/*
+	 * The file's size and one byte more, to see it grow since fstat(): then up to the limit
+	 * and one byte more, to tell "exactly the limit" from "too large". Never the limit's
+	 * 1 MiB for a small file: freeing that much raises glibc's mmap threshold for good.
+	 */
+	size = (size_t)MIN((uint64_t)st.st_size, (uint64_t)CONF_MAX_FILE) + 1;
+	buf = malloc(size);
 	if (!buf)
 		return fail(-ENOMEM, err, errlen, path, 0, NULL, "out of memory");
-	n = read_full(fd, buf, CONF_MAX_FILE + 1);
+	n = read_full(fd, buf, size);
+	if (n == (ssize_t)size && size <= CONF_MAX_FILE) {
+		char *grown = realloc(buf, CONF_MAX_FILE + 1);
+		ssize_t more;
+
+		if (!grown)
+			return fail(-ENOMEM, err, errlen, path, 0, NULL, "out of memory");
+		buf = grown;
+		more = read_full(fd, buf + size, CONF_MAX_FILE + 1 - size);
+		n = more < 0 ? more : n + more;
+	}
 	if (n < 0)
 		return fail((int)n, err, errlen, path, 0, NULL, "%s", strerror((int)-n));
 	if (n > CONF_MAX_FILE)
