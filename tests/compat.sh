@@ -36,8 +36,8 @@ run_row() {
 		-o "$out" 2>"$log" &
 	local p=$!
 	pids+=("$p")
-	if ! wait_until 20 at_least "$out" 2500; then
-		fail "$what: no tested block on -o in 20 s: $(head -5 "$log")"
+	if ! wait_until 30 at_least "$out" 2500; then
+		fail "$what: no tested block on -o in 30 s: $(head -5 "$log")"
 		return
 	fi
 	if ! kill -TERM "$p"; then
@@ -109,7 +109,7 @@ test_namedpipe() {
 		-O "namedpipe:path:$fifo" -O namedpipe:timeout:5 -o "$out" 2>"$log" &
 	p=$!
 	pids+=("$p")
-	if ! wait_until 20 at_least "$out" 2500; then
+	if ! wait_until 30 at_least "$out" 2500; then
 		fail "-n namedpipe -O namedpipe:path:FIFO: nothing on -o: $(head -5 "$log")"
 		return
 	fi
@@ -255,7 +255,7 @@ test_drop_as_user() {
 		2>"$log" &
 	p=$!
 	pids+=("$p")
-	if ! wait_until 20 grep -q "file:u: running" "$log"; then
+	if ! wait_until 30 grep -q "file:u: running" "$log"; then
 		fail "-D daemon:daemon as nobody: never running: $(head -5 "$log")"
 		return
 	fi

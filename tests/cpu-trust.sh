@@ -110,7 +110,7 @@ for o in "${known[@]}"; do
 done
 export RNGD_TEST_CMDLINE=$OFF
 RNGD=$TOOL
-if start_logged "$T/run.log" 10 "$s: random.trust_cpu=off on the kernel command line: mixed in, credited 0" \
+if start_logged "$T/run.log" 30 "$s: random.trust_cpu=off on the kernel command line: mixed in, credited 0" \
 	"daemon, random.trust_cpu=off" -f -c "$T/only.conf" -x hwrng -x via \
 	--kernel-hwrng=leave -R 1 -O rngd:pid-file: -O "rngd:status-file:$T/st.json" \
 	-O rngd:status-interval:1; then
@@ -122,7 +122,7 @@ s = [x for x in d["sources"] if x["name"] == sys.argv[2]][0]
 print(s.get("bytes_fed", 0), s.get("bits_credited", -1))' "$T/st.json" "$s" 2>/dev/null
 	}
 	feeds() { set -- $(fed); [ "${1:-0}" -ge 128 ]; }
-	if wait_until 15 feeds; then
+	if wait_until 30 feeds; then
 		read -r bytes bits <<<"$(fed)"
 		if [ "$bits" = 0 ]; then
 			ok "daemon, random.trust_cpu=off: $s fed $bytes bytes to the kernel, $bits bits credited"

@@ -126,7 +126,7 @@ test_char_device_quality() {
 	*"quality 300)"*) ok "-r /dev/null -O hwrng:quality:300: quality 300" ;;
 	*) fail "-r /dev/null -O hwrng:quality:300: -l says: $out" ;;
 	esac
-	start_logged "$T/null.log" 10 "not the kernel's hwrng device" "-r /dev/null: the notice" \
+	start_logged "$T/null.log" 30 "not the kernel's hwrng device" "-r /dev/null: the notice" \
 		-f "${NOCPU[@]}" -O rngd:status-file: -O rngd:pid-file: -r /dev/null -o "$T/null.out" ||
 		return
 	kill -TERM "$pid"
@@ -147,7 +147,7 @@ test_replaced_file_fds() {
 	printf '[rngd]\nstatus-file =\n[source file:w]\npath = %s\n[source file:r]\npath = %s\n' \
 		"$T/rf.fifo" "$T/rf.bin" >"$conf"
 	head -c 7504 /dev/urandom >"$T/rf.bin"
-	start_logged "$T/rf.log" 10 "file:r: end of file" "replaced files" -f -t "${NOSRC[@]}" \
+	start_logged "$T/rf.log" 30 "file:r: end of file" "replaced files" -f -t "${NOSRC[@]}" \
 		-c "$conf" || return
 	for i in $(seq 1 20); do
 		head -c 7504 /dev/urandom >"$T/rf.new" && mv -f "$T/rf.new" "$T/rf.bin"
@@ -155,9 +155,9 @@ test_replaced_file_fds() {
 			"$T/rf.fifo" "$i" "$T/rf.bin" >"$conf"
 		kill -HUP "$pid"
 		reloaded() { [ "$(grep -c "configuration reloaded" "$T/rf.log")" -ge "$1" ]; }
-		wait_until 10 reloaded "$i" || break
+		wait_until 30 reloaded "$i" || break
 	done
-	wait_until 10 reloaded 20
+	wait_until 30 reloaded 20
 	n=$(grep -c "configuration reloaded" "$T/rf.log")
 	del=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 -lname '*(deleted)' 2>/dev/null | wc -l)
 	kill -TERM "$pid"

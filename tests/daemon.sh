@@ -82,7 +82,7 @@ test_partial_batch_flush() {
 	while :; do
 		size=$(stat -c %s "$T/out_one" 2>/dev/null || echo 0)
 		[ "$size" -ge 2500 ] && break
-		[ $(($(date +%s%N) - t0)) -gt 5000000000 ] && break
+		[ $(($(date +%s%N) - t0)) -gt 30000000000 ] && break
 		sleep 0.005
 	done
 	ms=$((($(date +%s%N) - t0) / 1000000))
@@ -90,7 +90,7 @@ test_partial_batch_flush() {
 	wait "$pid" 2>/dev/null
 	exec {wfd}>&-
 	if [ "$size" -lt 2500 ]; then
-		fail "lone block in output mode: not written within 5 s: $(head -c 300 "$T/err_one")"
+		fail "lone block in output mode: not written within 30 s: $(head -c 300 "$T/err_one")"
 	elif ! cmp -s "$T/expected_one" "$T/out_one"; then
 		fail "lone block in output mode: output differs from the passed block"
 	else
@@ -103,15 +103,20 @@ test_real_hwrng() {
 		skip "real /dev/hwrng: $(hwrng_why)"
 		return
 	fi
-	timeout 20 "$RNGD" --dump hwrng --dump-bytes 10004 >"$T/hw.bin" 2>"$T/hw.err"
+	timeout 60 "$RNGD" --dump hwrng --dump-bytes 10000 >"$T/hw.bin" 2>"$T/hw.err"
 	local rc=$? n
 	n=$(stat -c %s "$T/hw.bin")
-	if [ $rc -ne 0 ] || [ "$n" -ne 10004 ]; then
+	# --dump writes the passed blocks only, not the seed the daemon read first: rngtest gets
+	# a stand-in seed ahead of them (as expected_output), so that it tests the daemon's own 4
+	# blocks. Seeded with the head of hw.bin, it tested windows shifted by 4 bytes, random
+	# ones that fail about 1 in 1,250 each (1 run in ~300 failed).
+	if [ $rc -ne 0 ] || [ "$n" -ne 10000 ]; then
 		fail "real /dev/hwrng: exit $rc, $n bytes: $(head -c 300 "$T/hw.err")"
-	elif ! "$RNGTEST" <"$T/hw.bin" 2>"$T/hw.rngtest"; then
+	elif ! { printf 'XXXX'; cat "$T/hw.bin"; } | "$RNGTEST" 2>"$T/hw.rngtest" ||
+		! grep -q '^rngtest: FIPS 140-2 successes: 4$' "$T/hw.rngtest"; then
 		fail "real /dev/hwrng: tested output fails rngtest: $(grep -E 'successes|failures' "$T/hw.rngtest" | tr '\n' ' ')"
 	else
-		ok "real /dev/hwrng: 4 tested blocks read through --dump pass rngtest"
+		ok "real /dev/hwrng: the 4 tested blocks read through --dump pass rngtest"
 	fi
 }
 
@@ -189,7 +194,7 @@ test_stop_latency() {
 	local p=$!
 	pids+=("$p")
 	# Started, its reader in the FIFO's read (the daemon's "started" line comes after).
-	wait_until 10 grep -q "started" "$T/idle.err"
+	wait_until 30 grep -q "started" "$T/idle.err"
 	sleep 0.1
 	local t0 t1 rc
 	t0=$(date +%s%N)
@@ -219,12 +224,12 @@ test_signals() {
 	"$RNGD" -f -t -c "$T/good.conf" "${NOSRC[@]}" 2>"$T/sig.err" &
 	local p=$!
 	pids+=("$p")
-	wait_until 10 grep -q "started" "$T/sig.err"
+	wait_until 30 grep -q "started" "$T/sig.err"
 	kill -USR1 "$p"
-	wait_until 10 grep -q "bytes read" "$T/sig.err"
+	wait_until 30 grep -q "bytes read" "$T/sig.err"
 	printf '[rngd]\nno-such-key = 1\n' >"$T/good.conf"
 	kill -HUP "$p"
-	wait_until 10 grep -q "keeping the old configuration" "$T/sig.err"
+	wait_until 30 grep -q "keeping the old configuration" "$T/sig.err"
 	if ! kill -0 "$p" 2>/dev/null; then
 		fail "signals: USR1 or a bad reload killed the daemon: $(tail -3 "$T/sig.err")"
 		return

@@ -102,10 +102,10 @@ with open(sys.argv[2], "wb", buffering=0) as f:
 EOF
 	writer=$!
 	pids+=("$writer")
-	wait_until 20 has_line "$T/werr_$name" "fault: ${fault//:/ }"
+	wait_until 30 has_line "$T/werr_$name" "fault: ${fault//:/ }"
 	sleep 2.5 # past the 1 s retry: what comes next is written
 	kill -TERM "$pid" 2>/dev/null
-	wait_until 10 dead "$pid"
+	wait_until 30 dead "$pid"
 	wait "$pid"
 	rc=$?
 	kill "$writer" 2>/dev/null
@@ -141,9 +141,9 @@ kernel_case() {
 		sleep 60
 	} >"$T/kfifo_$name" &
 	pids+=($!)
-	wait_until 20 eval "[ \$(wc -l <'$T/klog_$name') -ge 3 ] || ! kill -0 $pid 2>/dev/null"
+	wait_until 30 eval "[ \$(wc -l <'$T/klog_$name') -ge 3 ] || ! kill -0 $pid 2>/dev/null"
 	kill -TERM "$pid" 2>/dev/null
-	wait_until 10 dead "$pid"
+	wait_until 30 dead "$pid"
 	wait "$pid"
 	rc=$?
 	if ! n=$(check_out "$T/kin_$name" "kernel:$T/klog_$name"); then

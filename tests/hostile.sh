@@ -35,7 +35,7 @@ test_closed_std_fds() {
 	"$RNGD" -f "${NOSRC[@]}" -O "file:c:path:$T/cfifo" -o "$T/cout" <&- >&- 2>&- &
 	pid=$!
 	pids+=("$pid")
-	if ! wait_until 10 test -e "$T/cout" || ! alive "$pid"; then
+	if ! wait_until 30 test -e "$T/cout" || ! alive "$pid"; then
 		fail "closed fds 0-2: the daemon did not start"
 		return
 	fi
@@ -44,7 +44,7 @@ test_closed_std_fds() {
 	sleep 2
 	t1=$(cpu_ticks "$pid")
 	kill -TERM "$pid"
-	if ! wait_until 10 dead "$pid"; then
+	if ! wait_until 30 dead "$pid"; then
 		fail "closed fds 0-2: SIGTERM ignored"
 		kill -KILL "$pid"
 		return
@@ -95,14 +95,14 @@ test_fifo_config() {
 	"$RNGD" -f "${NOSRC[@]}" -c "$T/h.conf" -o "$T/hout" 2>"$T/h.err" &
 	pid=$!
 	pids+=("$pid")
-	wait_until 10 has_line "$T/h.err" "started"
+	wait_until 30 has_line "$T/h.err" "started"
 	rm -f "$T/h.conf"
 	mkfifo "$T/h.conf"
 	kill -HUP "$pid"
-	wait_until 10 has_line "$T/h.err" "keeping the old configuration"
+	wait_until 30 has_line "$T/h.err" "keeping the old configuration"
 	kill -TERM "$pid"
-	if ! wait_until 10 dead "$pid"; then
-		fail "SIGHUP with a FIFO as the configuration: SIGTERM not obeyed within 10 s"
+	if ! wait_until 30 dead "$pid"; then
+		fail "SIGHUP with a FIFO as the configuration: SIGTERM not obeyed within 30 s"
 		kill -KILL "$pid"
 	elif ! has_line "$T/h.err" "not a regular file"; then
 		fail "SIGHUP with a FIFO as the configuration: no 'not a regular file' line"
@@ -125,14 +125,14 @@ test_file_read_once() {
 	"$RNGD" -f "${NOSRC[@]}" -c "$T/o.conf" -o "$T/out_o.bin" 2>"$T/o.err" &
 	pid=$!
 	pids+=("$pid")
-	wait_until 10 size_at_least "$T/out_o.bin" $((6 * 2500))
+	wait_until 30 size_at_least "$T/out_o.bin" $((6 * 2500))
 	for i in 1 2 3 4 5; do
 		kill -HUP "$pid"
-		wait_until 10 eval "[ \$(grep -c 'configuration reloaded' '$T/o.err') -ge $i ]"
+		wait_until 30 eval "[ \$(grep -c 'configuration reloaded' '$T/o.err') -ge $i ]"
 	done
 	sleep 0.5 # anything re-read would be written by now
 	kill -TERM "$pid"
-	wait_until 10 dead "$pid"
+	wait_until 30 dead "$pid"
 	wait "$pid" 2>/dev/null
 	local n dups
 	n=$(size_of "$T/out_o.bin")
@@ -199,12 +199,12 @@ sys.stdout.buffer.write(r.randbytes(4) + bytes(4 * 2500) + r.randbytes(80 * 2500
 	pids+=("$pid")
 	cat "$T/bad_then_good" >"$T/bfifo" &
 	writer=$!
-	wait_until 20 dead "$writer"
+	wait_until 30 dead "$writer"
 	wait "$writer"
 	rc=$?
-	wait_until 20 size_at_least "$T/out_b.bin" $((20 * 2500))
+	wait_until 30 size_at_least "$T/out_b.bin" $((20 * 2500))
 	kill -TERM "$pid"
-	wait_until 10 dead "$pid"
+	wait_until 30 dead "$pid"
 	wait "$pid" 2>/dev/null
 	if [ $rc -ne 0 ]; then
 		fail "FIFO source in back-off: its writer ended with $rc (141: SIGPIPE)"
@@ -232,21 +232,23 @@ with open(sys.argv[1], 'wb', buffering=0) as f:
 	"$RNGD" -f "${NOSRC[@]}" -O "file:f:path:$T/ffifo" -o /dev/full 2>"$T/f.err" &
 	pid=$!
 	pids+=("$pid")
-	wait_until 10 has_line "$T/f.err" "cannot write the output"
-	sleep 2.5 # retries at 1 s and 3 s: two lines at most by now, not thousands
+	# The first failed write says "retrying in 1 s", the retry a second later "in 2 s": two
+	# lines then, the next 2 s later, not thousands. Waited for (a fixed 2.5 s sleep missed
+	# the second line on a loaded machine).
+	wait_until 60 has_line "$T/f.err" "retrying in 2 s"
+	lines=$(grep -c "cannot write the output" "$T/f.err")
 	kill -TERM "$pid"
-	wait_until 10 dead "$pid"
+	wait_until 30 dead "$pid"
 	wait "$pid"
 	rc=$?
-	lines=$(grep -c "cannot write the output" "$T/f.err")
 	if [ "$lines" -gt 3 ]; then
-		fail "-o /dev/full: $lines retries in 2.5 s"
+		fail "-o /dev/full: $lines failed writes by the retry that said 2 s"
 	elif ! grep -q "retrying in 2 s" "$T/f.err"; then
 		fail "-o /dev/full: the back-off does not double ($(grep retrying "$T/f.err" | head -3))"
 	elif [ $rc -ne 1 ]; then
 		fail "-o /dev/full: exit $rc, want 1 (tested data was not written)"
 	else
-		ok "-o /dev/full: $lines failed writes in 2.5 s (1 s, doubling), exit 1"
+		ok "-o /dev/full: $lines failed writes by the retry that said 2 s (1 s, doubling), exit 1"
 	fi
 }
 

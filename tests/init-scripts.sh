@@ -49,7 +49,7 @@ echo $! >"$T/openrc.pid"
 echo junk >"$T/openrc.bad"
 wait_until 30 test -e "$T/openrc.ready"
 out=$(openrc_reload "$T/openrc.pid")
-if [ "$out" = "eend 0" ] && wait_until 10 test -s "$T/openrc.hup" &&
+if [ "$out" = "eend 0" ] && wait_until 30 test -s "$T/openrc.hup" &&
 	! openrc_reload "$T/openrc.bad" >/dev/null && ! openrc_reload "$T/none" >/dev/null; then
 	ok "openrc: reload sends SIGHUP to the pid file's process; a pid file without a pid is an error"
 else
@@ -158,7 +158,7 @@ sysv_case() {
 	[ $rc -eq 3 ] || { fail "sysv $v: status before start: exit $rc ($out), want 3"; return; }
 	out=$("$script" start 2>&1) || { fail "sysv $v: start: $out"; return; }
 	pid=$(cat "$d/rngd.pid" 2>/dev/null)
-	if [ -z "$pid" ] || ! wait_until 20 at_least "$d/out" 2500; then
+	if [ -z "$pid" ] || ! wait_until 30 at_least "$d/out" 2500; then
 		fail "sysv $v: start: no daemon feeding -o ($out)"
 		return
 	fi
@@ -176,7 +176,7 @@ sysv_case() {
 	"$script" restart >/dev/null 2>&1 || { fail "sysv $v: restart failed"; return; }
 	pid2=$(cat "$d/rngd.pid" 2>/dev/null)
 	[ -n "$pid2" ] && pids+=("$pid2")
-	if [ -z "$pid2" ] || [ "$pid2" = "$pid" ] || ! wait_until 10 gone "$pid"; then
+	if [ -z "$pid2" ] || [ "$pid2" = "$pid" ] || ! wait_until 30 gone "$pid"; then
 		fail "sysv $v: restart: old $pid, new ${pid2:-none}"
 		return
 	fi
@@ -189,7 +189,7 @@ sysv_case() {
 		fail "sysv $v: stop: daemon $(gone "$pid2" && echo gone || echo running) after $ms ms"
 		return
 	fi
-	wait_until 5 test ! -e "$d/rngd.pid" || { fail "sysv $v: pid file left after stop"; return; }
+	wait_until 30 test ! -e "$d/rngd.pid" || { fail "sysv $v: pid file left after stop"; return; }
 	quality_is root:root:644 && [ ! -e "$d/rngd-root" ] ||
 		{ fail "sysv $v: stop: rng_quality $(stat -c %U:%G:%a "$d/sys/rng_quality"), want root:root:644 (put back), root's record $(ls "$d/rngd-root" 2>&1)"; return; }
 	"$script" stop >/dev/null 2>&1 || { fail "sysv $v: stop when stopped: exit $?"; return; }
@@ -230,7 +230,8 @@ sysv_stuck() {
 	) &
 	pid=$!
 	echo "$pid" >"$d/rngd.pid"
-	wait_until 10 test "$(cat "/proc/$pid/comm" 2>/dev/null)" = rngd
+	# shellcheck disable=SC2016 # read again at each try, not once before the wait
+	wait_until 30 sh -c '[ "$(cat "/proc/$1/comm" 2>/dev/null)" = rngd ]' sh "$pid"
 	out=$("$d/rngd.init" stop 2>&1)
 	rc=$?
 	kill -0 "$pid" 2>/dev/null

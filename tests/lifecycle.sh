@@ -34,7 +34,7 @@ test_fifo_created_later() {
 	local log=$T/late.log fifo=$T/late.fifo made pid seen
 	local -a sink=(-t)
 	is_root && sink=(-O file:late:quality:8)
-	start_logged "$log" 10 "file:late: waiting" "FIFO created later" -f "${NOSRC[@]}" -O "file:late:path:$fifo" "${sink[@]}" || return
+	start_logged "$log" 30 "file:late: waiting" "FIFO created later" -f "${NOSRC[@]}" -O "file:late:path:$fifo" "${sink[@]}" || return
 	sleep 2
 	kill -0 "$pid" 2>/dev/null || {
 		fail "FIFO created later: rngd exited while waiting: $(cat "$log")"
@@ -45,7 +45,7 @@ test_fifo_created_later() {
 	feed_fifo "$fifo"
 	local want="file:late: running"
 	is_root && want="first injection: .* [1-9][0-9]* bits credited"
-	if ! wait_until 10 in_log "$log" "$want"; then
+	if ! wait_until 30 in_log "$log" "$want"; then
 		fail "FIFO created later: never '$want': $(cat "$log")"
 		return
 	fi
@@ -69,22 +69,22 @@ test_reload_200() {
 	feed_fifo "$fifo"
 	write_conf() { printf '[rngd]\nstatus-file =\n[source file:fast]\npath = %s\nquality = %s\n' "$fifo" "$1" >"$conf"; }
 	write_conf 0
-	start_logged "$log" 10 "test: " "200 reloads" -f -t "${NOSRC[@]}" -c "$conf" || return
+	start_logged "$log" 30 "test: " "200 reloads" -f -t "${NOSRC[@]}" -c "$conf" || return
 	# One reload first, so that what the first rebuild allocates for good is in the base.
 	write_conf 1
 	kill -HUP "$pid"
-	wait_until 10 log_has_n "$log" "configuration reloaded" 1
+	wait_until 30 log_has_n "$log" "configuration reloaded" 1
 	fd0=$(fds_of "$pid") th0=$(threads_of "$pid") rss0=$(rss_kb_of "$pid")
 	for i in $(seq 1 200); do
 		write_conf $((i % 2))
 		kill -HUP "$pid"
-		if ! wait_until 10 log_has_n "$log" "configuration reloaded\|keeping the old" $((i + 1)); then
-			fail "200 reloads: reload $i not done within 10 s: $(tail -3 "$log")"
+		if ! wait_until 30 log_has_n "$log" "configuration reloaded\|keeping the old" $((i + 1)); then
+			fail "200 reloads: reload $i not done within 30 s: $(tail -3 "$log")"
 			return
 		fi
 	done
 	n=$(count_in_log "$log" "test: ")
-	if ! wait_until 5 log_has_n "$log" "test: " $((n + 1)); then
+	if ! wait_until 30 log_has_n "$log" "test: " $((n + 1)); then
 		fail "200 reloads: no test line after the reloads"
 		return
 	fi
@@ -120,13 +120,13 @@ test_reload_messages() {
 	mkfifo "$fifo"
 	feed_fifo "$fifo"
 	printf '[rngd]\nstatus-file =\n[source file:m]\npath = %s\n' "$fifo" >"$conf"
-	start_logged "$log" 10 "file:m: running" "reload messages" -f -t "${NOSRC[@]}" -c "$conf" || return
+	start_logged "$log" 30 "file:m: running" "reload messages" -f -t "${NOSRC[@]}" -c "$conf" || return
 	hup_expect() { # what, pattern
 		local n
 		n=$(count_in_log "$log" "reloading the configuration")
 		kill -HUP "$pid"
-		if wait_until 10 log_has_n "$log" "reloading the configuration" $((n + 1)) &&
-			wait_until 5 in_log "$log" "$2"; then
+		if wait_until 30 log_has_n "$log" "reloading the configuration" $((n + 1)) &&
+			wait_until 30 in_log "$log" "$2"; then
 			ok "reload, $1: '$(grep -o "$2.*" "$log" | tail -1 | cut -c1-140)'"
 		else
 			fail "reload, $1: no '$2': $(tail -3 "$log")"
@@ -203,7 +203,7 @@ test_pid_file() {
 		return
 	}
 	pids+=("$first")
-	wait_until 10 status_is "$T/st/status.json" "$first"
+	wait_until 30 status_is "$T/st/status.json" "$first"
 	out=$(bg_rngd "$T/rngd.pid" "$T/st2/status.json" 2>&1)
 	rc=$?
 	if [ $rc -ne 0 ] && [[ $out == *"pid $first"* ]]; then
@@ -212,7 +212,7 @@ test_pid_file() {
 		fail "second daemon with the same pid file: exit $rc, want non-zero naming pid $first: $out"
 	fi
 	kill -KILL "$first"
-	wait_until 5 gone "$first"
+	wait_until 30 gone "$first"
 	out=$("$RNGD" --status -c "$EMPTY" -O "rngd:status-file:$T/st/status.json" 2>&1)
 	rc=$?
 	if [ $rc -eq 1 ] && [[ $out == *"pid $first) is not running"* ]]; then
@@ -225,13 +225,13 @@ test_pid_file() {
 	second=$(pid_in "$T/rngd.pid")
 	[ -n "$second" ] && pids+=("$second")
 	if [ $rc -eq 0 ] && [ -n "$second" ] && [ "$second" != "$first" ] &&
-		wait_until 10 status_is "$T/st/status.json" "$second"; then
+		wait_until 30 status_is "$T/st/status.json" "$second"; then
 		ok "after kill -9 of pid $first: a new start takes the pid file, --status shows pid $second only"
 	else
 		fail "after kill -9: exit $rc, pid file '$second', status pid '$(status_pid "$T/st/status.json")': $(cat "$T/bg2.err")"
 	fi
 	kill -TERM "$second"
-	wait_until 5 gone "$second"
+	wait_until 30 gone "$second"
 	if [ -e "$T/rngd.pid" ]; then
 		fail "pid file left behind after SIGTERM"
 	else
@@ -246,13 +246,13 @@ test_pid_file() {
 	dead=$(sh -c 'echo $$')
 	echo "$dead" >"$kept"
 	flock -x "$kept" sh -c ': >"$1.held"; sleep 0.5; rm -f "$2"' sh "$T/kept" "$kept" &
-	wait_until 10 test -e "$T/kept.held"
+	wait_until 30 test -e "$T/kept.held"
 	bg_rngd "$kept" "$T/st5/status.json" 2>"$T/kept.err"
 	rc=$?
 	fifth=$(pid_in "$kept")
 	[ -n "$fifth" ] && pids+=("$fifth")
 	if [ $rc -eq 0 ] && [ -n "$fifth" ] && [ "$fifth" != "$dead" ] &&
-		wait_until 10 status_is "$T/st5/status.json" "$fifth"; then
+		wait_until 30 status_is "$T/st5/status.json" "$fifth"; then
 		ok "pid file held by a keeper naming a gone pid $dead, then removed: the new start waits and writes pid $fifth"
 	else
 		fail "pid file held by a keeper, then removed: exit $rc, pid file '$fifth': $(cat "$T/kept.err")"
@@ -264,7 +264,7 @@ test_pid_file() {
 		-O "rngd:status-file:$T/st3/status.json" 2>"$T/fifo.err"
 	rc=$?
 	local third=""
-	wait_until 10 test -s "$T/st3/status.json" && third=$(status_pid "$T/st3/status.json")
+	wait_until 30 test -s "$T/st3/status.json" && third=$(status_pid "$T/st3/status.json")
 	[ -n "$third" ] && pids+=("$third")
 	if [ $rc -eq 0 ] && grep -q "not a regular file" "$T/fifo.err"; then
 		ok "a FIFO at the pid-file path: no hang, refused: $(head -1 "$T/fifo.err")"
@@ -277,7 +277,7 @@ test_pid_file() {
 	bg_rngd "$T/pid.link" "$T/st4/status.json" 2>"$T/link.err"
 	rc=$?
 	local fourth=""
-	wait_until 10 test -s "$T/st4/status.json" && fourth=$(status_pid "$T/st4/status.json")
+	wait_until 30 test -s "$T/st4/status.json" && fourth=$(status_pid "$T/st4/status.json")
 	[ -n "$fourth" ] && pids+=("$fourth")
 	if [ $rc -eq 0 ] && [ ! -e "$T/planted" ] && grep -q "symlink" "$T/link.err"; then
 		ok "a symlink at the pid-file path is not followed: $(head -1 "$T/link.err")"
@@ -297,21 +297,21 @@ test_status_dir() {
 	pid=$(pid_in "$T/root.pid")
 	[ -n "$pid" ] || { fail "status dir: root run did not start: $(cat "$T/sd1.err")"; return; }
 	pids+=("$pid")
-	wait_until 10 test -s "$st"
+	wait_until 30 test -s "$st"
 	kill -TERM "$pid"
-	wait_until 5 gone "$pid"
+	wait_until 30 gone "$pid"
 	bg_rngd "$T/drop.pid" "$st" -D nobody:nogroup 2>"$T/sd2.err"
 	rc=$?
 	pid=$(pid_in "$T/drop.pid")
 	[ -n "$pid" ] && pids+=("$pid")
-	if [ $rc -eq 0 ] && [ -n "$pid" ] && wait_until 10 status_is "$st" "$pid" &&
+	if [ $rc -eq 0 ] && [ -n "$pid" ] && wait_until 30 status_is "$st" "$pid" &&
 		out=$("$RNGD" --status -c "$EMPTY" -O "rngd:status-file:$st" 2>&1); then
 		ok "root run, then -D nobody:nogroup: status written, --status works ($(echo "$out" | head -1)); dir now $(stat -c %U "$T/run/rngd")"
 	else
 		fail "root run, then -D nobody: exit $rc: $(cat "$T/sd2.err") / $out"
 	fi
 	kill -TERM "$pid"
-	if wait_until 5 gone "$pid" && wait_until 5 test ! -e "$T/drop.pid"; then
+	if wait_until 30 gone "$pid" && wait_until 30 test ! -e "$T/drop.pid"; then
 		ok "-D nobody:nogroup: pid file in a root-only directory removed at exit"
 	else
 		fail "-D nobody:nogroup: pid file left behind: $(ls -l "$T/drop.pid" 2>&1)"
@@ -323,7 +323,7 @@ test_status_dir() {
 	rc=$?
 	pid=$(pid_in "$T/sl.pid")
 	[ -n "$pid" ] && pids+=("$pid")
-	sleep 1
+	wait_until 30 grep -q "is a symlink: not followed" "$T/sd3.err"
 	if [ $rc -eq 0 ] && grep -q "is a symlink: not followed" "$T/sd3.err" &&
 		[ "$(stat -c %U "$T/target")" = root ] && [ -z "$(ls "$T/target")" ]; then
 		ok "a symlink in place of the status directory is not followed: $(head -1 "$T/sd3.err")"
@@ -333,7 +333,7 @@ test_status_dir() {
 	if [ -n "$pid" ]; then
 		echo planted >"$T/target/status.json"
 		kill -TERM "$pid"
-		if wait_until 5 gone "$pid" && [ -e "$T/target/status.json" ]; then
+		if wait_until 30 gone "$pid" && [ -e "$T/target/status.json" ]; then
 			ok "at exit, nothing is removed through the symlinked status directory"
 		else
 			fail "the exit removed $T/target/status.json through the symlink"
@@ -382,7 +382,7 @@ test_sync_signals() {
 	local log=$T/sig.log fifo=$T/sig.fifo pid bad=""
 	mkfifo "$fifo"
 	feed_fifo "$fifo"
-	start_logged "$log" 10 "file:s: running" "sync signals" -f -t "${NOSRC[@]}" -O "file:s:path:$fifo" -O rngd:status-file: || return
+	start_logged "$log" 30 "file:s: running" "sync signals" -f -t "${NOSRC[@]}" -O "file:s:path:$fifo" -O rngd:status-file: || return
 	local n=0
 	for st in /proc/"$pid"/task/*/status; do
 		local blk

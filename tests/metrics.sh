@@ -67,7 +67,7 @@ snapshot() {
 	local ino
 	ino=$(stat -c %i "$prom" 2>/dev/null)
 	kill -USR1 "$pid"
-	wait_until 5 eval '[ "$(stat -c %i "$prom" 2>/dev/null)" != "$ino" ]'
+	wait_until 30 eval '[ "$(stat -c %i "$prom" 2>/dev/null)" != "$ino" ]'
 }
 seen_all() {
 	snapshot || return 1
@@ -85,7 +85,7 @@ test_real_run() {
 	exec {wfd}<>"$T/fifo" # a writer that stays: the source never reaches its end
 	cat "$T/in" >"$T/fifo" &
 	pids+=($!)
-	start_logged "$T/run.log" 15 "started" "real run" "${args[@]}" || return
+	start_logged "$T/run.log" 30 "started" "real run" "${args[@]}" || return
 	if ! wait_until 30 seen_all; then
 		fail "real run: the metrics never showed 2 FIPS failures, a waiting source${takeover:+ and the take-over held}: $(grep -v '^#' "$prom" | grep -v ' 0$' | head -40 | tr '\n' ' ') log: $(head -5 "$T/run.log")"
 		return
@@ -155,7 +155,7 @@ test_no_symlink() {
 	exec {wfd}<>"$T/idle"
 	local base=(-f -c "$T/conf" "${NOSRC[@]}" -O "rngd:status-file:" -O rngd:pid-file:
 		-O "file:idle:path:$T/idle" -o "$T/out2" --metrics-interval=1)
-	start_logged "$T/link.log" 10 "cannot write the metrics file" "symlinked directory" \
+	start_logged "$T/link.log" 30 "cannot write the metrics file" "symlinked directory" \
 		"${base[@]}" --metrics-file="$T/linkdir/rngd.prom" || return
 	sleep 2.2 # two more intervals: the warning must not repeat
 	if [ -z "$(ls -A "$victim")" ] && [ "$(grep -c 'cannot write the metrics file' "$T/link.log")" = 1 ] &&
@@ -168,9 +168,9 @@ test_no_symlink() {
 	wait "$pid"
 
 	rm -f "$T/out2"
-	start_logged "$T/file.log" 10 "started" "symlink at the file" "${base[@]}" \
+	start_logged "$T/file.log" 30 "started" "symlink at the file" "${base[@]}" \
 		--metrics-file="$T/real/rngd.prom" || return
-	if wait_until 10 eval '[ ! -L "$T/real/rngd.prom" ] && [ -f "$T/real/rngd.prom" ]' &&
+	if wait_until 30 eval '[ ! -L "$T/real/rngd.prom" ] && [ -f "$T/real/rngd.prom" ]' &&
 		[ "$(cat "$T/secret")" = secret ]; then
 		ok "metrics-file that is a symlink: replaced by the file, its target untouched"
 	else
@@ -180,7 +180,7 @@ test_no_symlink() {
 	wait "$pid"
 
 	rm -f "$T/out2"
-	start_logged "$T/missing.log" 10 "cannot write the metrics file" "missing directory" \
+	start_logged "$T/missing.log" 30 "cannot write the metrics file" "missing directory" \
 		"${base[@]}" --metrics-file="$T/nodir/rngd.prom" || return
 	if [ ! -e "$T/nodir" ] && grep -q "No such file or directory, ignoring" "$T/missing.log"; then
 		ok "metrics-file in a missing directory: not created, said once"
@@ -198,7 +198,7 @@ test_cadence() {
 	local times=() ino mt last=0 now end i bad=
 	mkfifo "$T/idle3"
 	exec {wfd}<>"$T/idle3"
-	start_logged "$T/cadence.log" 10 "started" "cadence" -f -c "$T/conf" "${NOSRC[@]}" \
+	start_logged "$T/cadence.log" 30 "started" "cadence" -f -c "$T/conf" "${NOSRC[@]}" \
 		-O "file:idle:path:$T/idle3" -o "$T/out3" -O rngd:pid-file: \
 		-O "rngd:status-file:$T/run3/status.json" -O rngd:status-interval:2 \
 		--metrics-file="$T/prom/cadence.prom" --metrics-interval=3 || return

@@ -31,7 +31,7 @@ with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
 open(out, "wb").write(body)
 EOF
 }
-if ! wait_until 20 scrape "$T/first.txt" 2>/dev/null; then
+if ! wait_until 30 scrape "$T/first.txt" 2>/dev/null; then
 	fail "node_exporter on 127.0.0.1:$port did not answer: $(head -5 "$T/ne.log")"
 	finish
 fi
@@ -45,7 +45,7 @@ cat "$T/in" >"$T/fifo" &
 pids+=($!)
 status=$T/run/status.json
 : >"$T/conf"
-start_logged "$T/rngd.log" 15 "started" "rngd" -f -c "$T/conf" "${NOSRC[@]}" \
+start_logged "$T/rngd.log" 30 "started" "rngd" -f -c "$T/conf" "${NOSRC[@]}" \
 	-O "file:fifo:path:$T/fifo" -O file:fifo:quality:700 -o "$T/out" \
 	-O "rngd:status-file:$status" -O rngd:pid-file: -O rngd:status-interval:0 \
 	--metrics-file="$textfile/rngd.prom" --metrics-interval=0 || finish
@@ -56,13 +56,13 @@ through() {
 	kill -USR1 "$rngd_pid"
 	grep -q '^rngd_source_passed_blocks_total{source="file:fifo"} 8$' "$textfile/rngd.prom" 2>/dev/null
 }
-if ! wait_until 20 through; then
+if ! wait_until 30 through; then
 	fail "rngd's metrics file never showed the 8 blocks: $(head -5 "$T/rngd.log")"
 	finish
 fi
 ino=$(stat -c %i "$textfile/rngd.prom")
 kill -USR1 "$rngd_pid"
-wait_until 5 eval '[ "$(stat -c %i "$textfile/rngd.prom")" != "$ino" ]'
+wait_until 30 eval '[ "$(stat -c %i "$textfile/rngd.prom")" != "$ino" ]'
 cp "$status" "$T/status.json"
 if ! scrape "$T/scrape.txt"; then
 	fail "scrape of 127.0.0.1:$port/metrics failed"

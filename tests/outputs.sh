@@ -104,7 +104,7 @@ test_status_dir_handed_over() {
 	chmod 755 "$T/run" "$T/run/rngd"
 	chown nobody "$T/run/rngd"
 	mkfifo "$T/sd.fifo"
-	start_logged "$T/sd.log" 10 "cannot write the status file" "status directory of nobody" \
+	start_logged "$T/sd.log" 30 "cannot write the status file" "status directory of nobody" \
 		-f "${NOSRC[@]}" -O "file:s:path:$T/sd.fifo" -O "rngd:status-file:$T/run/rngd/status.json" \
 		-O rngd:pid-file: -o "$T/sd.out" || return
 	kill -TERM "$pid"

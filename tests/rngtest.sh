@@ -282,8 +282,8 @@ for sig in INT TERM; do
 	# only random: 1 in ~1,250 fails, failing both signals), then part of a third.
 	cat seed4 g0 g1 >&3
 	head -c 2496 g2 >&3
-	n=0
-	while [ "$(grep -c successes err)" -lt 2 ] && [ $n -lt 200 ]; do
+	n=0 # up to 60 s: a loaded machine, or rngtest under qemu-user
+	while [ "$(grep -c successes err)" -lt 2 ] && [ $n -lt 1200 ]; do
 		sleep 0.05
 		n=$((n + 1))
 	done
@@ -306,14 +306,22 @@ pids="$rpid"
 exec 3>fifo
 cat seed4 g0 >&3
 n=0
-while [ "$(grep -c successes err)" -lt 1 ] && [ $n -lt 300 ]; do
+while [ "$(grep -c successes err)" -lt 1 ] && [ $n -lt 1200 ]; do
 	sleep 0.05
 	n=$((n + 1))
 done
+timed=$(grep -c successes err)
 exec 3>&-
 wait "$rpid"
 pids=
-[ "$(grep -c successes err)" = 2 ] && ok "-t 1" || fail "-t 1: no timed statistics"
+# The timed statistics came while the FIFO was open, the final ones after its end. Not
+# exactly 2: a close more than a second after the first timed line (a loaded machine) lets
+# a second one through.
+if [ "$timed" -ge 1 ] && sed -n '/entropy source drained/,$p' err | grep -q successes; then
+	ok "-t 1"
+else
+	fail "-t 1: $timed timed statistics, $(grep -c successes err) in all"
+fi
 
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }
 exit 0

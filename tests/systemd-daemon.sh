@@ -131,7 +131,7 @@ test_notify_sequence() {
 	kill -TERM "$p"
 	wait "$st"
 	rc=$?
-	wait_until 5 grep -q " STOPPING=1" "$T/n.log" # the last datagram reaches the log
+	wait_until 30 grep -q " STOPPING=1" "$T/n.log" # the last datagram reaches the log
 	if [ $rc -ne 0 ]; then
 		fail "notify sequence ($mode): rngd exited $rc: $(tail -3 "$T/n.err")"
 		return
@@ -376,7 +376,7 @@ test_privilege_drop() {
 	"${CLEANENV[@]}" "$RNGD" -f -q -c "$T/p.conf" -D nobody:nogroup -R 1 2>"$T/p.err" &
 	p=$!
 	pids+=("$p")
-	wait_until 20 eval "[ -s '$T/priv/status.json' ] || ! kill -0 $p 2>/dev/null"
+	wait_until 30 eval "[ -s '$T/priv/status.json' ] || ! kill -0 $p 2>/dev/null"
 	if ! kill -0 "$p" 2>/dev/null; then
 		wait "$p"
 		fail "privilege drop: rngd exited $?: $(tail -3 "$T/p.err")"
@@ -384,7 +384,7 @@ test_privilege_drop() {
 	fi
 	# Fed once (the first injection), then again: waited for, not assumed after a sleep.
 	fed_more() { f=$(status_feeds "$T/priv/status.json") && [ "$f" -gt "$1" ]; }
-	wait_until 20 fed_more 0
+	wait_until 30 fed_more 0
 	f1=$(status_feeds "$T/priv/status.json")
 	res=$(python3 - "$p" "$uid" "$gid" <<'EOF'
 import glob, sys
@@ -409,7 +409,7 @@ for f in ["/proc/%s/status" % pid] + sorted(glob.glob("/proc/%s/task/*/status" %
 print(("ERR " + "; ".join(bad)) if bad else "%d tasks" % (n - 1))
 EOF
 	)
-	wait_until 20 fed_more "$f1"
+	wait_until 30 fed_more "$f1"
 	f2=$(status_feeds "$T/priv/status.json")
 	kill -TERM "$p"
 	wait "$p"
@@ -419,7 +419,7 @@ EOF
 	elif [ $rc -ne 0 ]; then
 		fail "privilege drop: exit $rc after SIGTERM: $(tail -3 "$T/p.err")"
 	elif [ "$f1" -lt 1 ] || [ "$f2" -le "$f1" ]; then
-		fail "privilege drop: the kernel is not fed after the drop: feeds $f1, then $f2 within 20 s"
+		fail "privilege drop: the kernel is not fed after the drop: feeds $f1, then $f2 within 30 s"
 	else
 		ok "privilege drop to nobody:nogroup ($uid:$gid): process and $res: CapEff=CapPrm=CapBnd=0000000000200000, CapAmb=CapInh=0, NoNewPrivs 1; feeds went on: $f1, then $f2"
 	fi

@@ -98,8 +98,26 @@ static const struct source_ops fake_via = {
 /* Fails its first read with EIO, then works: a device that came back. */
 static int flaky_inits, flaky_reads;
 
+/*
+ * While set, a re-open (init after the first) waits for the test to clear it, 60 s at most:
+ * the back-off between lasts 20 ms in this build, too short to be sure of seeing it by
+ * polling on a loaded machine.
+ */
+static _Atomic bool flaky_hold;
+
+/* Wait, 60 s at most, until *flag is cleared. */
+static void hold_while(_Atomic bool *flag)
+{
+	uint64_t deadline = now_ns() + 60 * NSEC_PER_SEC;
+
+	while (atomic_load(flag) && now_ns() < deadline)
+		usleep(1000);
+}
+
 static int flaky_init(struct source *src, char *why, size_t len)
 {
+	if (flaky_inits > 0)
+		hold_while(&flaky_hold);
 	flaky_inits++;
 	return 0;
 }
@@ -144,8 +162,13 @@ static const struct source_ops fake_dead = {
 	.read = dead_read,
 };
 
-/* Says why its reads fail (source_read_why()): once with a reason, then without. */
+/*
+ * Says why its reads fail (source_read_why()): once with a reason, then without. The
+ * second read waits while whiny_hold is set (60 s at most), so that the test sees the
+ * reason before it is replaced (20 ms later otherwise).
+ */
 static _Atomic int whiny_reads;
+static _Atomic bool whiny_hold;
 
 static ssize_t whiny_read(struct source *src, void *buf, size_t max)
 {
@@ -153,6 +176,8 @@ static ssize_t whiny_read(struct source *src, void *buf, size_t max)
 
 	if (n == 0)
 		source_read_why(src, "output stuck (%s)", "a test");
+	if (n == 1)
+		hold_while(&whiny_hold);
 	if (n < 2)
 		return -EIO;
 	return good_read(src, buf, max < 100 ? max : 100);
@@ -408,6 +433,7 @@ static void test_device_error_recovery(void **state)
 	bool saw_backoff = false;
 
 	flaky_inits = 0; /* -l above probed it with init + fini */
+	atomic_store(&flaky_hold, true);
 	sec_set(0, "flaky", NULL, NULL);
 	sec_set(1, "hwrng", "enabled", "no");
 	sec_set(2, "via", "enabled", "no");
@@ -417,11 +443,13 @@ static void test_device_error_recovery(void **state)
 	src = source_set_find(set, "flaky");
 	assert_int_equal(source_set_start(set, efd), 0);
 	/* EIO: close, back off 1 s, re-open, run. */
-	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	deadline = now_ns() + 60 * NSEC_PER_SEC;
 	while (now_ns() < deadline) {
 		source_get_stats(src, &st);
-		if (st.state == SOURCE_BACKOFF)
+		if (st.state == SOURCE_BACKOFF) {
 			saw_backoff = true;
+			atomic_store(&flaky_hold, false);
+		}
 		if (st.state == SOURCE_RUNNING)
 			break;
 		usleep(5000);
@@ -506,12 +534,15 @@ static void test_read_why(void **state)
 	src = source_set_find(set, "whiny");
 	assert_int_equal(source_set_start(set, efd), 0);
 	/* The driver's reason in the error text, then (not given again) strerror. */
+	atomic_store(&whiny_hold, true);
 	snprintf(eio, sizeof(eio), "read: %s", strerror(EIO));
-	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	deadline = now_ns() + 60 * NSEC_PER_SEC;
 	while (now_ns() < deadline) {
 		source_get_stats(src, &st);
-		if (strcmp(st.last_error_text, "read: output stuck (a test)") == 0)
+		if (strcmp(st.last_error_text, "read: output stuck (a test)") == 0) {
 			saw_why = true;
+			atomic_store(&whiny_hold, false);
+		}
 		if (saw_why && strcmp(st.last_error_text, eio) == 0)
 			saw_plain = true;
 		if (st.state == SOURCE_RUNNING)
@@ -546,7 +577,7 @@ static void test_log_once_per_state_change(void **state)
 	src = source_set_find(set, "dead");
 	assert_int_equal(source_set_start(set, efd), 0);
 	/* Several failed re-opens (back-off 20, 40, 80, ... ms): one line, not one each. */
-	deadline = now_ns() + 10 * NSEC_PER_SEC;
+	deadline = now_ns() + 60 * NSEC_PER_SEC;
 	while (atomic_load(&dead_inits) < 4 && now_ns() < deadline)
 		usleep(5000);
 	assert_true(atomic_load(&dead_inits) >= 4);

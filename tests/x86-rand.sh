@@ -45,16 +45,18 @@ for s in rdseed rdrand; do
 	*) fail "-l: want '$want...', got '$line'" ;;
 	esac
 
-	# A megabyte of tested output through rngtest. rngtest sees the blocks shifted by
-	# its 32-bit seed, so a few of its blocks may fail (p ~ 1/1250 each, 399 blocks).
+	# A megabyte of tested output (400 blocks) through rngtest, after a stand-in seed: --dump
+	# writes no seed, and rngtest seeded with the output's head would test blocks shifted by 4
+	# bytes, random ones (p ~ 1/1250 each: 5 failures of 399 or more, 2e-5 a source). So
+	# rngtest tests the daemon's own blocks, and every one passes.
 	"$RNGD" --dump "$s" --dump-bytes 1000000 2>"$T/$s.err" >"$T/$s.bin"
 	rc=$?
 	size=$(stat -c %s "$T/$s.bin")
-	"$RNGTEST" <"$T/$s.bin" >/dev/null 2>"$T/$s.rngtest"
+	{ printf 'XXXX'; cat "$T/$s.bin"; } | "$RNGTEST" >/dev/null 2>"$T/$s.rngtest"
 	good=$(sed -n 's/^rngtest: FIPS 140-2 successes: //p' "$T/$s.rngtest")
 	bad=$(sed -n 's/^rngtest: FIPS 140-2 failures: //p' "$T/$s.rngtest")
-	if [ $rc -eq 0 ] && [ "$size" = 1000000 ] && [ "${good:-0}" -ge 395 ] &&
-		[ "${bad:-9}" -le 4 ]; then
+	if [ $rc -eq 0 ] && [ "$size" = 1000000 ] && [ "${good:-0}" = 400 ] &&
+		[ "${bad:-9}" = 0 ]; then
 		ok "--dump $s: 1 MB, rngtest: $good blocks passed, $bad failed"
 	else
 		fail "--dump $s: exit $rc, $size bytes, rngtest: ${good:-?} passed," \
@@ -64,7 +66,7 @@ done
 
 # The CF=0 and stuck-output counters are in the status file (and the statistics).
 if built_with ENABLE_SOURCE_RDSEED && cpu_has rdseed; then
-	if start_logged "$T/st.log" 10 "rdseed: running" "rdseed, status file" -f -t -x hwrng \
+	if start_logged "$T/st.log" 30 "rdseed: running" "rdseed, status file" -f -t -x hwrng \
 		-x via -O "rngd:status-file:$T/st.json" -O rngd:status-interval:1; then
 		counters() {
 			python3 -c 'import json, sys
@@ -72,7 +74,7 @@ d = json.load(open(sys.argv[1]))
 c = [s.get("counters", {}) for s in d["sources"] if s["name"] == "rdseed"][0]
 print(" ".join("%s=%d" % kv for kv in sorted(c.items())))' "$T/st.json" 2>/dev/null
 		}
-		if wait_until 10 eval 'counters | grep -q "stuck-repeat="'; then
+		if wait_until 30 eval 'counters | grep -q "stuck-repeat="'; then
 			ok "rdseed counters in the status file: $(counters)"
 		else
 			fail "rdseed counters not in the status file: $(head -c 300 "$T/st.json")"
@@ -95,7 +97,7 @@ else
 	else
 		fail "RDSEED hidden: -l: $(tr '\n' ';' <"$T/list2")"
 	fi
-	if RNGD=$NORDSEED start_logged "$T/nord.log" 10 "test: " "RDSEED hidden, test mode" \
+	if RNGD=$NORDSEED start_logged "$T/nord.log" 30 "test: " "RDSEED hidden, test mode" \
 		-f -t -x hwrng -x via -O rngd:status-file:; then
 		if grep -q "started: 1 source(s)" "$T/nord.log" &&
 			grep -q "rdrand: running" "$T/nord.log"; then
