@@ -38,7 +38,7 @@ lines() { wc -l <"$1"; }
 test_backend_late() {
 	local log=$T/late.log pid back seen ms
 	echo none >"$sys/rng_current"
-	start_logged "$log" 10 "hwrng: waiting" "backend late" -f "${NOCPU[@]}" -O rngd:status-file: || return
+	start_logged "$log" 30 "hwrng: waiting" "backend late" -f "${NOCPU[@]}" -O rngd:status-file: || return
 	sleep 2
 	if ! kill -0 "$pid" 2>/dev/null; then
 		fail "backend late: rngd exited while the backend was none: $(cat "$log")"
@@ -46,7 +46,7 @@ test_backend_late() {
 	fi
 	restore
 	back=$(now)
-	if ! wait_until 10 in_log "$log" "first injection: .* [1-9][0-9]* bits credited"; then
+	if ! wait_until 30 in_log "$log" "first injection: .* [1-9][0-9]* bits credited"; then
 		fail "backend late: no credited injection after the switch: $(cat "$log")"
 		return
 	fi
@@ -67,9 +67,9 @@ test_dropped() {
 	chmod 755 "$T"
 	printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = 2500\n' >"$conf"
 	chmod 644 "$conf"
-	start_logged "$log" 15 "first injection" "-D nobody" -f -d -R 1 "${NOCPU[@]}" -c "$conf" -D nobody:nogroup || return
+	start_logged "$log" 30 "first injection" "-D nobody" -f -d -R 1 "${NOCPU[@]}" -c "$conf" -D nobody:nogroup || return
 	echo none >"$sys/rng_current"
-	wait_until 10 in_log "$log" "hwrng: waiting" || {
+	wait_until 30 in_log "$log" "hwrng: waiting" || {
 		fail "-D nobody: no 'waiting' after the switch to none: $(tail -3 "$log")"
 		restore # the next cases need the backend back
 		return
@@ -77,8 +77,8 @@ test_dropped() {
 	sleep 1
 	n=$(lines "$log")
 	restore
-	if wait_until 10 after_line "$log" "hwrng: recovered" "$n" &&
-		wait_until 10 after_line "$log" "fed [0-9]* bytes" "$(lines "$log")"; then
+	if wait_until 30 after_line "$log" "hwrng: recovered" "$n" &&
+		wait_until 30 after_line "$log" "fed [0-9]* bytes" "$(lines "$log")"; then
 		ok "-D nobody: backend switched to none and back: $(grep -o "hwrng: recovered" "$log" | head -1), feeding again"
 	else
 		fail "-D nobody: no feeding after the backend came back: $(tail -5 "$log")"
@@ -86,8 +86,8 @@ test_dropped() {
 
 	n=$(lines "$log")
 	kill -HUP "$pid"
-	if wait_until 10 after_line "$log" "unchanged and kept running" "$n" &&
-		wait_until 10 after_line "$log" "fed [0-9]* bytes" "$(lines "$log")"; then
+	if wait_until 30 after_line "$log" "unchanged and kept running" "$n" &&
+		wait_until 30 after_line "$log" "fed [0-9]* bytes" "$(lines "$log")"; then
 		ok "-D nobody: SIGHUP with the configuration unchanged: still feeding"
 	else
 		fail "-D nobody: SIGHUP unchanged: $(tail -5 "$log")"
@@ -96,8 +96,8 @@ test_dropped() {
 	printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = 2000\n' >"$conf"
 	n=$(lines "$log")
 	kill -HUP "$pid"
-	if wait_until 10 after_line "$log" "reload refused: .*key 'read-size'" "$n" &&
-		wait_until 10 after_line "$log" "fed [0-9]* bytes" "$(lines "$log")"; then
+	if wait_until 30 after_line "$log" "reload refused: .*key 'read-size'" "$n" &&
+		wait_until 30 after_line "$log" "fed [0-9]* bytes" "$(lines "$log")"; then
 		ok "-D nobody: SIGHUP needing root refused: '$(grep -o "reload refused.*" "$log" | head -1 | cut -c1-150)'; still feeding"
 	else
 		fail "-D nobody: SIGHUP needing root: $(tail -5 "$log")"
@@ -113,12 +113,12 @@ test_dropped() {
 test_reload_blocked() {
 	local log=$T/blk.log conf=$T/blk.conf pid n
 	printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = 2500\n' >"$conf"
-	start_logged "$log" 10 "hwrng: running" "reload while blocked" -f -t "${NOCPU[@]}" -c "$conf" || return
+	start_logged "$log" 30 "hwrng: running" "reload while blocked" -f -t "${NOCPU[@]}" -c "$conf" || return
 	for rs in 2000 2500 2000 2500 2000; do
 		printf '[rngd]\nstatus-file =\n[source hwrng]\nread-size = %s\n' "$rs" >"$conf"
 		n=$(grep -c "configuration reloaded" "$log")
 		kill -HUP "$pid"
-		wait_until 10 test_count "$log" $((n + 1)) || break
+		wait_until 30 test_count "$log" $((n + 1)) || break
 	done
 	local max
 	max=$(grep -o "reloaded in [0-9.]* ms" "$log" | awk '{if ($3 > m) m = $3} END {print m + 0}')

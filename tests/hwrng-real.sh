@@ -56,12 +56,12 @@ wait_for() { # pattern, seconds
 		sleep 0.1
 	done
 }
-wait_for "hwrng: running" 10 || { echo "hwrng-real: rngd never ran:"; cat "$log"; exit 1; }
+wait_for "hwrng: running" 30 || { echo "hwrng-real: rngd never ran:"; cat "$log"; exit 1; }
 echo none >"$sys/rng_current"
-wait_for "hwrng: waiting" 10 || { echo "hwrng-real: no wait logged after the switch:"; cat "$log"; exit 1; }
+wait_for "hwrng: waiting" 30 || { echo "hwrng-real: no wait logged after the switch:"; cat "$log"; exit 1; }
 sleep 1.5
 restore
-wait_for "hwrng: recovered" 5 || { echo "hwrng-real: rngd did not recover:"; cat "$log"; exit 1; }
+wait_for "hwrng: recovered" 30 || { echo "hwrng-real: rngd did not recover:"; cat "$log"; exit 1; }
 kill -TERM $pid
 wait $pid
 rc=$?

@@ -32,7 +32,7 @@ settled() { # the kernel's hwrng as it was before the case, else fail $1 and put
 
 # Stop signals: each stops the daemon as SIGTERM does, and the backend is given back.
 for sig in QUIT USR2; do
-	start_logged "$T/$sig.log" 15 "took over" "SIG$sig" "${args[@]}" || continue
+	start_logged "$T/$sig.log" 30 "took over" "SIG$sig" "${args[@]}" || continue
 	quality_is 0 || fail "SIG$sig: rng_quality $(cat "$q") while rngd runs"
 	stop "$sig"
 	[ "$rc" = 0 ] && quality_is "$orig" && grep -q "stopping on signal" "$T/$sig.log" &&
@@ -44,7 +44,7 @@ done
 
 # A crash: the handler writes the remembered quality back before the signal ends rngd.
 for sig in SEGV ABRT; do
-	start_logged "$T/$sig.log" 15 "took over" "SIG$sig" "${args[@]}" || continue
+	start_logged "$T/$sig.log" 30 "took over" "SIG$sig" "${args[@]}" || continue
 	kill "-$sig" "$pid"
 	wait "$pid"
 	rc=$?
@@ -57,10 +57,10 @@ done
 
 # Two daemons: the second does not take the first's 0 for an original; it names the pid
 # holding the take-over and takes over when the first stops.
-if start_logged "$T/first.log" 15 "took over" "first daemon" "${args[@]}"; then
+if start_logged "$T/first.log" 30 "took over" "first daemon" "${args[@]}"; then
 	first=$pid
 	export RNGD_TEST_RUNTIME_DIR=$T/run2
-	if start_logged "$T/second.log" 15 "another rngd (pid $first) holds the take-over" \
+	if start_logged "$T/second.log" 30 "another rngd (pid $first) holds the take-over" \
 		"second daemon" "${base[@]}" -O "rngd:status-file:$T/run2/status.json"; then
 		second=$pid
 		quality_is 0 && ! grep -q "took over\|without giving it back" "$T/second.log" &&
@@ -70,8 +70,8 @@ if start_logged "$T/first.log" 15 "took over" "first daemon" "${args[@]}"; then
 			fail "two daemons: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/second.log")"
 		pid=$first
 		stop TERM
-		if wait_until 15 grep -q "has let it go: taking it over" "$T/second.log" &&
-			wait_until 5 quality_is 0 &&
+		if wait_until 30 grep -q "has let it go: taking it over" "$T/second.log" &&
+			wait_until 30 quality_is 0 &&
 			grep -q "took over $cur (rng_quality $orig → 0)" "$T/second.log"; then
 			ok "two daemons: the second takes over at $orig once the first has stopped"
 		else
@@ -103,11 +103,11 @@ fed_without_credit() { # new bytes fed since the snapshot in $s0, none of them c
 }
 printf '[rngd]\nkernel-hwrng = take-over\n' >"$T/mode.conf"
 margs=("${args[@]/$T\/conf/$T/mode.conf}")
-if start_logged "$T/mode.log" 15 "took over" "mode reload" "${margs[@]}" -R 1 \
+if start_logged "$T/mode.log" 30 "took over" "mode reload" "${margs[@]}" -R 1 \
 	-O rngd:feed-bytes:2500; then
 	printf '[rngd]\nkernel-hwrng = watch\n' >"$T/mode.conf"
 	kill -HUP "$pid"
-	if wait_until 10 grep -q "kernel-hwrng changed from take-over to watch by a reload" "$T/mode.log" &&
+	if wait_until 30 grep -q "kernel-hwrng changed from take-over to watch by a reload" "$T/mode.log" &&
 		quality_is "$orig"; then
 		ok "reload take-over → watch: rng_quality $orig given back"
 	else
@@ -127,9 +127,9 @@ fi
 
 # Started while rng_quality was 0: left alone; taken over when the administrator raises it.
 echo 0 >"$q"
-if start_logged "$T/raise.log" 15 "nothing to take over" "rng_quality 0 at start" "${args[@]}"; then
+if start_logged "$T/raise.log" 30 "nothing to take over" "rng_quality 0 at start" "${args[@]}"; then
 	echo "$orig" >"$q"
-	wait_until 10 grep -q "was raised to $orig" "$T/raise.log" && wait_until 5 quality_is 0 &&
+	wait_until 30 grep -q "was raised to $orig" "$T/raise.log" && wait_until 30 quality_is 0 &&
 		ok "started with rng_quality 0: taken over once it was raised to $orig" ||
 		fail "raised later: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/raise.log")"
 	stop TERM
@@ -140,7 +140,7 @@ settled "raised later"
 
 # The administrator's choice: rng_selected 1 survives a root daemon's take-over and give-back.
 echo "$cur" >$sys/rng_current
-if start_logged "$T/sel.log" 15 "took over" "selected, root" "${args[@]}"; then
+if start_logged "$T/sel.log" 30 "took over" "selected, root" "${args[@]}"; then
 	[ "$(cat $sys/rng_selected)" = 1 ] && quality_is 0 ||
 		fail "selected, root: rng_selected $(cat $sys/rng_selected) while taken over"
 	stop TERM
@@ -167,7 +167,7 @@ if [ -n "$ugid" ] && "${unit_user[@]}" true 2>/dev/null; then
 		"${unit_user[@]}" "$RNGD" "${uargs[@]}" 2>"$1" & # setpriv execs rngd: $! is its pid
 		pid=$!
 		pids+=("$pid")
-		wait_until 15 grep -q "$3" "$1" && return 0
+		wait_until 30 grep -q "$3" "$1" && return 0
 		fail "$2: no '$3': $(head -5 "$1")"
 		return 1
 	}
@@ -189,17 +189,17 @@ if [ -n "$ugid" ] && "${unit_user[@]}" true 2>/dev/null; then
 	if grep -qw none $sys/rng_available &&
 		start_unit_user "$T/unone.log" "switch, the unit's user" "took over"; then
 		echo none >$sys/rng_current
-		wait_until 10 grep -q "$cur keeps its 0 and $ustate keeps its $orig" "$T/unone.log" &&
+		wait_until 30 grep -q "$cur keeps its 0 and $ustate keeps its $orig" "$T/unone.log" &&
 			grep -q "backend=$cur" "$ustate" &&
 			ok "switched to none as the unit's user: $cur stays owed, in the state file" ||
 			fail "switch to none, the unit's user: $(grep kernel-hwrng "$T/unone.log")"
 		echo "" >$sys/rng_current # the kernel's choice again: $cur, at the 0 rngd wrote
-		wait_until 10 grep -q "$cur is current again with the 0 rngd wrote: held again" "$T/unone.log" &&
+		wait_until 30 grep -q "$cur is current again with the 0 rngd wrote: held again" "$T/unone.log" &&
 			quality_is 0 && ok "... held again when it is current again" ||
 			fail "switch back, the unit's user: $(grep kernel-hwrng "$T/unone.log")"
 		echo none >$sys/rng_current
 		owed_twice() { [ "$(grep -c "keeps its 0" "$T/unone.log")" = 2 ]; }
-		wait_until 10 owed_twice ||
+		wait_until 30 owed_twice ||
 			fail "second switch to none: $(grep kernel-hwrng "$T/unone.log")"
 		stop TERM # none is current: the daemon cannot give it back, root's step does
 		"$RNGD" --restore-kernel-hwrng 2>"$T/urestore.log"
@@ -222,14 +222,14 @@ fi
 # -D nobody (another init, no ExecStopPost=): rng_current is kept open from start, so the
 # switched-away backend is given back at once, and the choice of none kept.
 if id nobody >/dev/null 2>&1 && grep -qw none $sys/rng_available &&
-	start_logged "$T/drop.log" 15 "took over" "-D nobody, switch" "${args[@]}" -D nobody; then
+	start_logged "$T/drop.log" 30 "took over" "-D nobody, switch" "${args[@]}" -D nobody; then
 	echo none >$sys/rng_current
-	wait_until 10 grep -q "gave $cur back to the kernel (rng_quality 0 → $orig)" "$T/drop.log" &&
+	wait_until 30 grep -q "gave $cur back to the kernel (rng_quality 0 → $orig)" "$T/drop.log" &&
 		[ "$(cat $sys/rng_current)" = none ] &&
 		ok "-D nobody: switched to none, $cur given back through the kept rng_current" ||
 		fail "-D nobody, switch: $(cat $sys/rng_current): $(grep kernel-hwrng "$T/drop.log")"
 	echo "" >$sys/rng_current
-	wait_until 10 quality_is 0 || fail "-D nobody: not taken over again: $(grep kernel-hwrng "$T/drop.log")"
+	wait_until 30 quality_is 0 || fail "-D nobody: not taken over again: $(grep kernel-hwrng "$T/drop.log")"
 	stop TERM
 	[ "$rc" = 0 ] && quality_is "$orig" && ok "-D nobody: given back at exit" ||
 		fail "-D nobody: exit $rc, rng_quality $(cat "$q")"

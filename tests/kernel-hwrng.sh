@@ -16,7 +16,7 @@ state=$run/kernel-hwrng.state
 args=(-f -c "$T/conf" "${NOCPU[@]}" -O "rngd:status-file:$run/status.json" -O rngd:pid-file:)
 
 for sig in TERM INT; do
-	start_logged "$T/$sig.log" 15 "took over" "SIG$sig" "${args[@]}" -R 1 \
+	start_logged "$T/$sig.log" 30 "took over" "SIG$sig" "${args[@]}" -R 1 \
 		-O rngd:status-interval:1 || continue
 	if quality_is 0 && grep -q "quality=$orig" "$state"; then
 		ok "take-over: rng_quality 0 while rngd runs, $orig in its state file"
@@ -33,7 +33,7 @@ for sig in TERM INT; do
 			bits=$(sed -n 's/^    "bits_credited": \([0-9]*\),/\1/p' <<<"$j")
 			[ "${fed:-0}" -ge 192 ] && [ "$bits" = $((fed * 8 * orig / 1024)) ]
 		}
-		wait_until 10 credited &&
+		wait_until 30 credited &&
 			ok "take-over: rngd credits the device at $orig after its tests, not at 0" ||
 			fail "take-over credit: $("$RNGD" -c "$T/conf" -O "rngd:status-file:$run/status.json" --status)"
 	fi
@@ -50,7 +50,7 @@ done
 # -D: rng_quality is opened before the drop and written through that descriptor after it.
 if id nobody >/dev/null 2>&1; then
 	chmod 755 "$T"
-	if start_logged "$T/drop.log" 15 "hwrng: running" "-D nobody" "${args[@]}" -D nobody; then
+	if start_logged "$T/drop.log" 30 "hwrng: running" "-D nobody" "${args[@]}" -D nobody; then
 		quality_is 0 && [ "$(ps -o user= -p "$pid")" = nobody ] ||
 			fail "-D nobody: rng_quality $(cat "$q"), user $(ps -o user= -p "$pid")"
 		stop TERM
@@ -75,12 +75,12 @@ fi
 hwrng_restore
 
 # kill -9: nothing given back by the daemon; the state file has it.
-if start_logged "$T/kill.log" 15 "took over" "SIGKILL" "${args[@]}"; then
+if start_logged "$T/kill.log" 30 "took over" "SIGKILL" "${args[@]}"; then
 	stop KILL
 	quality_is 0 && [ -e "$state" ] && ok "after kill -9: rng_quality still 0, the state file kept" ||
 		fail "after kill -9: rng_quality $(cat "$q"), state $(ls "$run")"
 	# A daemon started after the crash takes the remembered value, not the 0.
-	if start_logged "$T/again.log" 15 "took over" "restart after SIGKILL" "${args[@]}"; then
+	if start_logged "$T/again.log" 30 "took over" "restart after SIGKILL" "${args[@]}"; then
 		grep -q "says $orig: left by an rngd that stopped without giving it back" "$T/again.log" && quality_is 0 &&
 			ok "a daemon started after kill -9 takes over at the remembered $orig" ||
 			fail "after a crash: $(grep kernel-hwrng "$T/again.log")"
@@ -108,15 +108,15 @@ hwrng_restore
 head -c 100000 /dev/urandom >"$T/data"
 printf '[source hwrng]\nenabled = no\n[source file:d]\npath = %s\n' "$T/data" >"$T/off.conf"
 cp "$T/conf" "$T/reload.conf"
-if start_logged "$T/reload.log" 15 "took over" "reload" "${args[@]/$T\/conf/$T/reload.conf}"; then
+if start_logged "$T/reload.log" 30 "took over" "reload" "${args[@]/$T\/conf/$T/reload.conf}"; then
 	cp "$T/off.conf" "$T/reload.conf"
 	kill -HUP "$pid"
-	wait_until 10 grep -q "no source reads it any more" "$T/reload.log" && quality_is "$orig" &&
+	wait_until 30 grep -q "no source reads it any more" "$T/reload.log" && quality_is "$orig" &&
 		ok "a reload that disables the source gives rng_quality $orig back" ||
 		fail "reload: rng_quality $(cat "$q"): $(cat "$T/reload.log")"
 	printf '[rngd]\n' >"$T/reload.conf"
 	kill -HUP "$pid"
-	wait_until 10 quality_is 0 &&
+	wait_until 30 quality_is 0 &&
 		ok "a reload that enables it again takes it over again" ||
 		fail "reload back: rng_quality $(cat "$q"): $(cat "$T/reload.log")"
 	stop TERM
@@ -127,9 +127,9 @@ hwrng_restore
 # The backend switched away (to none, 6.18.y+) while taken over: given back at once (made
 # current for the write, none put back after it); taken over again when it is back.
 if grep -qw none $sys/rng_available &&
-	start_logged "$T/switch.log" 15 "took over" "switch" "${args[@]}"; then
+	start_logged "$T/switch.log" 30 "took over" "switch" "${args[@]}"; then
 	echo none >$sys/rng_current
-	if wait_until 10 grep -q "current backend is now 'none'" "$T/switch.log" &&
+	if wait_until 30 grep -q "current backend is now 'none'" "$T/switch.log" &&
 		grep -q "gave $cur back to the kernel (rng_quality 0 → $orig)" "$T/switch.log" &&
 		[ "$(cat $sys/rng_current)" = none ]; then
 		ok "switched to none while taken over: $cur got rng_quality $orig back, none kept"
@@ -137,7 +137,7 @@ if grep -qw none $sys/rng_available &&
 		fail "switch to none: $(cat $sys/rng_current), $(grep kernel-hwrng "$T/switch.log")"
 	fi
 	hwrng_restore_current
-	wait_until 10 quality_is 0 && ok "... and is taken over again when it is current again" ||
+	wait_until 30 quality_is 0 && ok "... and is taken over again when it is current again" ||
 		fail "switch back: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/switch.log")"
 	stop TERM
 	quality_is "$orig" || fail "after the switch: rng_quality $(cat "$q")"
@@ -145,7 +145,7 @@ fi
 hwrng_restore
 
 # leave: today's behaviour.
-if start_logged "$T/leave.log" 15 "hwrng: running" "leave" "${args[@]}" --kernel-hwrng=leave; then
+if start_logged "$T/leave.log" 30 "hwrng: running" "leave" "${args[@]}" --kernel-hwrng=leave; then
 	quality_is "$orig" && [ ! -e "$state" ] && ! grep -q "kernel-hwrng" "$T/leave.log" &&
 		ok "leave: rng_quality stays $orig while rngd runs" ||
 		fail "leave: rng_quality $(cat "$q"): $(grep kernel-hwrng "$T/leave.log")"
@@ -181,7 +181,7 @@ hwrng_restore
 # what the kernel's hwrng thread takes (one 64-byte chunk per reseed interval once the CRNG is
 # ready, whatever rng_quality says). Measured, not asserted.
 rate() { # mode: bytes in 10 s
-	start_logged "$T/rate-$1.log" 15 "first injection" "rate $1" "${args[@]}" \
+	start_logged "$T/rate-$1.log" 30 "first injection" "rate $1" "${args[@]}" \
 		--kernel-hwrng="$1" -R 3600 || return
 	sleep 1
 	timeout -s INT 10 dd if=/dev/hwrng of="$T/rate.bin" bs=64 status=none
