@@ -154,13 +154,16 @@ void daemon_write_metrics(struct daemon *d)
  */
 static void status_write_failed(const char *path, int r)
 {
-	char dir[4096];
 	const char *slash = strrchr(path, '/');
+	/*
+	 * On the heap, this once: a PATH_MAX array here was inlined into
+	 * daemon_update_status()'s frame, and every status write ran 4 KiB deeper in the stack.
+	 */
+	_cleanup_(freep) char *dir =
+		strndup(slash ? path : ".", slash && slash != path ? (size_t)(slash - path) : 1);
 	struct stat st;
 
-	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1,
-		 slash ? path : ".");
-	if ((r == -EACCES || r == -EPERM) && stat(dir, &st) == 0 && st.st_uid != geteuid()) {
+	if ((r == -EACCES || r == -EPERM) && dir && stat(dir, &st) == 0 && st.st_uid != geteuid()) {
 		const struct passwd *pw = getpwuid(st.st_uid);
 
 		log_warning("cannot write the status file '%s': %s: its directory %s belongs to "

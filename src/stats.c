@@ -60,11 +60,24 @@ static json_t *j_str(const char *s)
 	return s ? json_stringn_nocheck(s, strlen(s)) : json_null();
 }
 
-/* Set key to a new reference; counts a failure in *bad instead of returning. */
+/*
+ * Set key to a new reference; counts a failure in *bad instead of returning (obj NULL, out
+ * of memory, too: jansson releases v).
+ */
 static void set(json_t *obj, const char *key, json_t *v, int *bad)
 {
 	if (!v || json_object_set_new(obj, key, v) < 0)
 		(*bad)++;
+}
+
+/* o when all its members were set, else NULL (o released). */
+static json_t *checked(json_t *o, int bad)
+{
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static json_t *source_to_json(const struct status_source *s)
@@ -97,61 +110,171 @@ static json_t *source_to_json(const struct status_source *s)
 		if (s->counters[i].name)
 			set(ctr, s->counters[i].name, j_uint(s->counters[i].value), &bad);
 	set(o, "counters", ctr, &bad);
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return checked(o, bad);
 }
 
-static json_t *doc_to_json(const struct status_doc *doc)
+/*
+ * The document goes to the file a value at a time, never as one tree: the top level and the
+ * sources array are laid out here as jansson lays out JSON_INDENT(2) (each member on its
+ * own line, indented two spaces a level, `"key": value`, "," between, the closing brace on
+ * the parent's indent), and jansson dumps each value (a scalar, a small object, one
+ * source), indented to its depth. A tree of the whole document (five sources: about 10 KiB
+ * of small allocations) and json_dumps()'s doubling string and its copy (4 + 2 + 3.3 KiB)
+ * raised the top of the heap 20 KiB above the daemon's data for a moment every
+ * status-interval, and those pages stayed in its RSS (bench/README.md, Footprint). Now one
+ * source's tree at a time, and the text through a buffer on the stack: about one write().
+ * tests/test_stats.c checks the file against json_dumps() of the document read back.
+ */
+#define DOC_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
+
+/*
+ * Its 4 KiB buffer is no new stack: write_atomic() has just returned from open_dir_of()'s
+ * PATH_MAX array at the same depth (the deepest stack of a daemon is feed(), daemon.c).
+ */
+struct writer {
+	int fd;
+	int err;	     /* the first failure's -errno; nothing is written after it */
+	unsigned int indent; /* spaces after each newline of the value being dumped */
+	size_t len;
+	char buf[4096];
+};
+
+static void w_flush(struct writer *w)
 {
-	json_t *o = json_object(), *kernel = json_object(), *feed = json_object();
-	json_t *sources = json_array(), *kh = json_object();
-	const char *backend = doc->kernel_hwrng_backend;
+	if (w->len && w->err == 0)
+		w->err = write_full(w->fd, w->buf, w->len);
+	w->len = 0;
+}
+
+static void w_put(struct writer *w, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = MIN(n, sizeof(w->buf) - w->len);
+
+		memcpy(w->buf + w->len, s, k);
+		w->len += k;
+		s += k;
+		n -= k;
+		if (w->len == sizeof(w->buf))
+			w_flush(w);
+	}
+}
+
+static void w_puts(struct writer *w, const char *s)
+{
+	w_put(w, s, strlen(s));
+}
+
+static void w_indent(struct writer *w, unsigned int n)
+{
+	static const char spaces[] = "        ";
+
+	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
+		w_put(w, spaces, sizeof(spaces) - 1);
+	w_put(w, spaces, n);
+}
+
+/* json_dump_callback()'s: jansson's text with each line indented by w->indent. */
+static int w_dumped(const char *s, size_t n, void *data)
+{
+	struct writer *w = data;
+	const char *nl;
+
+	while ((nl = memchr(s, '\n', n))) {
+		w_put(w, s, (size_t)(nl - s) + 1);
+		w_indent(w, w->indent);
+		n -= (size_t)(nl - s) + 1;
+		s = nl + 1;
+	}
+	w_put(w, s, n);
+	return 0;
+}
+
+/* v (a new reference, taken; NULL: out of memory) as a value at depth. */
+static void w_value(struct writer *w, unsigned int depth, json_t *v)
+{
+	if (!v) {
+		w->err = w->err ? w->err : -ENOMEM;
+		return;
+	}
+	w->indent = 2 * depth;
+	/* Fails only on what JSON cannot say: a string that is not UTF-8. */
+	if (w->err == 0 && json_dump_callback(v, w_dumped, w, DOC_FLAGS) < 0)
+		w->err = -EINVAL;
+	json_decref(v);
+}
+
+/* A member of the top-level object, not the last one: `\n  "key": value,`. */
+static void w_member(struct writer *w, const char *key, json_t *v)
+{
+	w_puts(w, "\n  \"");
+	w_puts(w, key);
+	w_puts(w, "\": ");
+	w_value(w, 1, v);
+	w_puts(w, ",");
+}
+
+static json_t *kernel_to_json(const struct status_doc *doc)
+{
+	json_t *o = json_object();
 	int bad = 0;
 
-	if (!o || !kernel || !feed || !sources || !kh) {
-		json_decref(o);
-		json_decref(kernel);
-		json_decref(feed);
-		json_decref(sources);
-		json_decref(kh);
-		return NULL;
-	}
-	set(o, "version", json_integer(STATUS_FORMAT_VERSION), &bad);
-	set(o, "rngd_version", j_str(doc->rngd_version ? doc->rngd_version : PACKAGE_VERSION),
-	    &bad);
-	set(o, "pid", json_integer(doc->pid), &bad);
-	set(o, "started", j_time(doc->started), &bad);
-	set(o, "updated", j_time(doc->updated ? doc->updated : realtime_ns()), &bad);
-	set(kernel, "generation", j_str(doc->kernel_generation), &bad);
-	set(kernel, "crng_ready", json_boolean(doc->crng_ready), &bad);
-	set(o, "kernel", kernel, &bad);
-	set(kh, "mode", j_str(doc->kernel_hwrng_mode ? doc->kernel_hwrng_mode : "leave"), &bad);
-	set(kh, "takeover", j_str(doc->kernel_hwrng_takeover ? doc->kernel_hwrng_takeover : "none"),
-	    &bad);
-	set(kh, "backend", j_str(backend && backend[0] ? backend : NULL), &bad);
-	set(o, "kernel_hwrng", kh, &bad);
-	set(feed, "feeds", j_uint(doc->feeds), &bad);
-	set(feed, "bytes_fed", j_uint(doc->bytes_fed), &bad);
-	set(feed, "bits_credited", j_uint(doc->bits_credited), &bad);
-	set(feed, "reseeds", j_uint(doc->reseeds), &bad);
-	set(feed, "last_feed", j_time(doc->last_feed), &bad);
-	set(feed, "interval", j_uint(doc->feed_interval), &bad);
-	set(o, "feed", feed, &bad);
-	for (size_t i = 0; i < doc->n_sources; i++) {
-		json_t *s = source_to_json(&doc->sources[i]);
+	set(o, "generation", j_str(doc->kernel_generation), &bad);
+	set(o, "crng_ready", json_boolean(doc->crng_ready), &bad);
+	return checked(o, bad);
+}
 
-		if (!s || json_array_append_new(sources, s) < 0)
-			bad++;
+static json_t *kernel_hwrng_to_json(const struct status_doc *doc)
+{
+	const char *backend = doc->kernel_hwrng_backend;
+	json_t *o = json_object();
+	int bad = 0;
+
+	set(o, "mode", j_str(doc->kernel_hwrng_mode ? doc->kernel_hwrng_mode : "leave"), &bad);
+	set(o, "takeover", j_str(doc->kernel_hwrng_takeover ? doc->kernel_hwrng_takeover : "none"),
+	    &bad);
+	set(o, "backend", j_str(backend && backend[0] ? backend : NULL), &bad);
+	return checked(o, bad);
+}
+
+static json_t *feed_to_json(const struct status_doc *doc)
+{
+	json_t *o = json_object();
+	int bad = 0;
+
+	set(o, "feeds", j_uint(doc->feeds), &bad);
+	set(o, "bytes_fed", j_uint(doc->bytes_fed), &bad);
+	set(o, "bits_credited", j_uint(doc->bits_credited), &bad);
+	set(o, "reseeds", j_uint(doc->reseeds), &bad);
+	set(o, "last_feed", j_time(doc->last_feed), &bad);
+	set(o, "interval", j_uint(doc->feed_interval), &bad);
+	return checked(o, bad);
+}
+
+/* The whole document, newline-terminated, to fd. 0 or -errno. */
+static int write_doc(int fd, const void *data)
+{
+	const struct status_doc *doc = data;
+	struct writer w = { .fd = fd };
+
+	w_puts(&w, "{");
+	w_member(&w, "version", json_integer(STATUS_FORMAT_VERSION));
+	w_member(&w, "rngd_version",
+		 j_str(doc->rngd_version ? doc->rngd_version : PACKAGE_VERSION));
+	w_member(&w, "pid", json_integer(doc->pid));
+	w_member(&w, "started", j_time(doc->started));
+	w_member(&w, "updated", j_time(doc->updated ? doc->updated : realtime_ns()));
+	w_member(&w, "kernel", kernel_to_json(doc));
+	w_member(&w, "kernel_hwrng", kernel_hwrng_to_json(doc));
+	w_member(&w, "feed", feed_to_json(doc));
+	w_puts(&w, "\n  \"sources\": [");
+	for (size_t i = 0; w.err == 0 && i < doc->n_sources; i++) {
+		w_puts(&w, i ? ",\n    " : "\n    ");
+		w_value(&w, 2, source_to_json(&doc->sources[i]));
 	}
-	set(o, "sources", sources, &bad);
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	w_puts(&w, doc->n_sources ? "\n  ]\n}\n" : "]\n}\n");
+	w_flush(&w);
+	return w.err;
 }
 
 /* mkdir -p of dir with mode 0755, for the components that are missing. */
@@ -309,7 +432,8 @@ int stats_remove_status(const char *path)
  * describes the running process and /run goes at reboot; its fsync cost the main loop a
  * journal commit every status-interval and the stop path one more.
  */
-static int write_atomic(const char *path, const char *text, size_t len, bool durable)
+static int write_atomic(const char *path, int (*fill)(int fd, const void *data), const void *data,
+			bool durable)
 {
 	_cleanup_(closep) int dfd = -1;
 	const char *base = base_name(path);
@@ -332,7 +456,7 @@ static int write_atomic(const char *path, const char *text, size_t len, bool dur
 		r = -errno;
 		goto fail;
 	}
-	r = write_full(fd, text, len);
+	r = fill(fd, data);
 	if (r < 0)
 		goto fail;
 	if (durable && fsync(fd) < 0) {
@@ -360,31 +484,31 @@ fail:
 
 int stats_write_status(const char *path, const struct status_doc *doc)
 {
-	_cleanup_(json_decref_p) json_t *root = NULL;
-	_cleanup_(freep) char *text = NULL;
-	size_t n;
-	int r;
+	int r = write_atomic(path, write_doc, doc, false);
 
-	root = doc_to_json(doc);
-	if (!root)
-		return -ENOMEM;
-	text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (!text)
-		return -ENOMEM;
-	n = strlen(text);
-	text[n] = '\n'; /* over the NUL: written by length */
-	r = write_atomic(path, text, n + 1, false);
 	if (r == -ENOENT) {
 		r = stats_prepare_dir(path, (uid_t)-1, (gid_t)-1);
 		if (r == 0)
-			r = write_atomic(path, text, n + 1, false);
+			r = write_atomic(path, write_doc, doc, false);
 	}
 	return r;
 }
 
+struct text {
+	const char *s;
+	size_t len;
+};
+
+static int write_text(int fd, const void *data)
+{
+	const struct text *t = data;
+
+	return write_full(fd, t->s, t->len);
+}
+
 int stats_write_file(const char *path, const char *text, size_t len)
 {
-	return write_atomic(path, text, len, true);
+	return write_atomic(path, write_text, &(struct text){ text, len }, true);
 }
 
 /* ---- summaries ---- */

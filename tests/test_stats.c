@@ -209,6 +209,77 @@ static void assert_only_status(const char *path)
 	assert_int_equal(n, 1);
 }
 
+/*
+ * The file is written a value at a time (stats.c): its bytes must be what json_dumps() of
+ * the whole document gives, the layout rngd always wrote. Read back and dumped again, with
+ * strings to escape, nulls, empty objects, and 12 sources (past the writer's 4 KiB buffer).
+ */
+static void assert_layout(const char *path, const struct status_doc *doc)
+{
+	_cleanup_(freep) char *text = NULL;
+	char *again;
+	json_error_t err;
+	json_t *root;
+	FILE *f;
+	long n;
+
+	assert_int_equal(stats_write_status(path, doc), 0);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	text = calloc(1, (size_t)n + 1);
+	assert_non_null(text);
+	assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	root = json_loads(text, JSON_STRICT, &err);
+	assert_non_null(root);
+	again = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	assert_non_null(again);
+	assert_int_equal(text[n - 1], '\n');
+	text[n - 1] = '\0';
+	assert_string_equal(text, again);
+	free(again);
+	json_decref(root);
+}
+
+static void test_layout(void **state)
+{
+	struct tmp *t = *state;
+	struct status_source many[12];
+	struct status_doc doc;
+
+	fill_doc(&doc, two_sources, 0);
+	assert_layout(t->path, &doc);
+	doc.n_sources = ARRAY_SIZE(two_sources);
+	doc.kernel_hwrng_mode = "take-over";
+	doc.kernel_hwrng_takeover = "held";
+	doc.kernel_hwrng_backend = "virtio_rng.0";
+	assert_layout(t->path, &doc);
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++) {
+		many[i] = two_sources[i % 2];
+		many[i].bytes_read = UINT64_MAX - i; /* past json_int_t: clamped */
+	}
+	many[3].last_error = "\"quoted\" back\\slash/ tab\t nl\n \x01 \x7f \xc3\xa9 \xc2\x9b";
+	many[4].name = NULL;
+	many[4].state = NULL;
+	many[5].n_counters = STATUS_MAX_COUNTERS;
+	for (size_t i = 0; i < STATUS_MAX_COUNTERS; i++)
+		many[5].counters[i] =
+			(struct status_counter){ i == 3 ? NULL : stats_fips_keys[i % 5], i };
+	fill_doc(&doc, many, ARRAY_SIZE(many));
+	doc.last_feed = 0;
+	doc.rngd_version = NULL;
+	assert_layout(t->path, &doc);
+	/* A string JSON cannot carry (not UTF-8): an error, the last document stays whole. */
+	many[1].last_error = "bad \xff byte";
+	assert_int_equal(stats_write_status(t->path, &doc), -EINVAL);
+	many[1].last_error = NULL;
+	assert_only_status(t->path);
+	assert_layout(t->path, &doc);
+}
+
 static void test_atomic_replace(void **state)
 {
 	struct tmp *t = *state;
@@ -485,6 +556,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_print_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_print_errors, setup, teardown),
