@@ -47,6 +47,23 @@ static const int stop_signals[] = {
 #endif
 };
 
+/*
+ * Sanitizer builds stop and join the readers and free everything after a stop by signal
+ * too (no d->leave_readers), so that the leak check at exit and ThreadSanitizer still see
+ * the whole teardown that reload and the other stops use.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FULL_TEARDOWN true
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define FULL_TEARDOWN true
+#endif
+#endif
+#ifndef FULL_TEARDOWN
+#define FULL_TEARDOWN false
+#endif
+
 static bool is_stop_signal(int sig)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
@@ -705,6 +722,7 @@ static bool read_signals(struct daemon *d, int *r)
 int daemon_run(struct daemon *d)
 {
 	uint64_t once_deadline = now_ns() + ONCE_TIMEOUT_NS;
+	bool by_signal = false;
 	int r;
 
 	/*
@@ -740,8 +758,10 @@ int daemon_run(struct daemon *d)
 			break;
 		}
 		if (p[0].revents & POLLIN) {
-			if (read_signals(d, &r))
+			if (read_signals(d, &r)) {
+				by_signal = r >= 0; /* not a failed reload */
 				break;
+			}
 		}
 		if (p[4].fd >= 0)
 			sink_wait_done(d->sink, p[4].revents);
@@ -785,8 +805,20 @@ int daemon_run(struct daemon *d)
 			break;
 		}
 	}
-	/* The readers end while the last numbers are written: daemon_fini() joins them. */
-	source_set_interrupt(d->set);
+	/*
+	 * A stop by signal leaves the readers as they are, for the process's exit to end:
+	 * what they hold (blocks in their rings, a read under way) would not be written after
+	 * the signal anyway, none of them has anything to write or put back at a normal stop
+	 * (their drivers' fini only closes and frees; rng_current is put back only after a
+	 * failed start), and waking and joining them cost the stop about 0.2 ms
+	 * (bench/README.md, "Stop"). The hwrng reader sits in virtio-rng's killable read,
+	 * which only the exit ends anyway. Every other stop (--once, --dump's end, no source
+	 * left, errors) ends them as before: they end while the last numbers are written,
+	 * daemon_fini() joins them.
+	 */
+	d->leave_readers = by_signal && !FULL_TEARDOWN;
+	if (!d->leave_readers)
+		source_set_interrupt(d->set);
 	notify_stopping();
 	/* The last numbers stay for the textfile collector; their age says rngd is gone. */
 	daemon_write_metrics(d);

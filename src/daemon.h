@@ -81,6 +81,8 @@ struct daemon {
 	uint64_t retry_ns, retry_at;
 	uint64_t bytes_lost;	/* taken from the sources for an output, but not written */
 	struct kernel_hwrng kh;	/* the kernel's hwrng thread (kernel-hwrng) */
+	/* daemon_run() stopped on a signal and left the readers running */
+	bool leave_readers;
 };
 
 /*
@@ -115,7 +117,10 @@ int daemon_start(struct daemon *d);
  * Run until SIGTERM/SIGINT, the end of --once or --dump, or a fatal error. Returns 0 on a
  * clean stop, -EPERM when the kernel refused the ioctl, -ENOENT when no source is left,
  * -EIO when tested data meant for an output could not be written, or another -errno (all
- * logged).
+ * logged). The kernel's hwrng is given back before it returns. After a stop by signal,
+ * d->leave_readers (never in sanitizer builds) says the readers were not asked to stop:
+ * nothing they hold is still to be written, so the caller may end the process without
+ * daemon_fini() (which would stop and join them as usual).
  */
 int daemon_run(struct daemon *d);
 

@@ -377,6 +377,20 @@ static int start_daemon(const struct options *o, struct daemon *d, struct pidfil
 	return ret;
 }
 
+/*
+ * A stop by signal (d->leave_readers): the kernel's hwrng given back, the last numbers,
+ * status and pid files written or removed, every write to the sink made with write() (no
+ * stdio buffer). End the process now, the readers with it, without waking or joining them:
+ * the exit_group() ends each thread, virtio-rng's killable read included. Their memory is
+ * not wiped (the address space goes with them), nothing is freed. The log's last repeat
+ * line is the one thing left to write.
+ */
+static _Noreturn void end_now(int code)
+{
+	log_flush();
+	_exit(code);
+}
+
 /* Run until the daemon stops: its exit code. */
 static int wait_daemon(struct daemon *d)
 {
@@ -422,6 +436,8 @@ static int run_daemon(struct options *o, struct conf *conf, struct source_set *s
 	else
 		ret = wait_daemon(&d);
 	pidfile_release(&pid_file);
+	if (d.leave_readers)
+		end_now(ret);
 	daemon_fini(&d);
 	return ret;
 }
