@@ -367,7 +367,7 @@ def bench_idle(args):
         state = "running" if rc is None else f"exited {rc}"
         print(f"idle {args.idle_seconds} s on the real /dev/hwrng: {name}: {cpu:.2f} CPU-s "
               f"({cpu * 60 / args.idle_seconds:.3f} per minute; {ms:.1f} ms by schedstat), "
-              f"peak RSS {rss / 1024:.1f} MiB ({state})")
+              f"peak RSS {rss / 1024:.1f} MiB ({rss:,} kB, {state})")
 
 
 def stop_latency(argv, settle):
@@ -398,7 +398,8 @@ def bench_stop(args):
               f"{statistics.median(ok) * 1000 if ok else float('nan'):.1f} ms, "
               f"{sum(1 for x in ok if x < 0.1)}/20 under 100 ms"
               + (f", {hung} did not stop within 5 s" if hung else "")
-              + f"; peak RSS {max(r[1] for r in runs) / 1024:.1f} MiB")
+              + f"; peak RSS {max(r[1] for r in runs) / 1024:.1f} MiB (kB: max "
+              f"{max(r[1] for r in runs):,}, median {int(statistics.median(r[1] for r in runs)):,})")
 
 
 def main():
