@@ -259,7 +259,7 @@ nodevice_checks() {
 			[ "$(prop rngd.service ExecMainStatus)" = 66 ]'
 	check "... and the journal says why" \
 		eval 'journalctl -b -u rngd.service -o cat | grep -q "no usable entropy source: "'
-	rm /run/systemd/system/rngd.service.d/vmtest-watchdog.conf
+	rm -r /run/systemd/system/rngd.service.d
 	systemctl daemon-reload
 	systemctl reset-failed rngd.service 2>/dev/null
 
