@@ -6,11 +6,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <stdlib.h>
-#include <unistd.h>
-
 #include "cpu_trust.h"
 #include "util.h"
 
@@ -19,25 +14,7 @@
 
 int cpu_trust_read_cmdline(char **text)
 {
-	int fd = open(CPU_TRUST_CMDLINE, O_RDONLY | O_CLOEXEC);
-	char *buf;
-	ssize_t n;
+	ssize_t n = read_text_alloc(CPU_TRUST_CMDLINE, CMDLINE_MAX, text);
 
-	*text = NULL;
-	if (fd < 0)
-		return -errno;
-	buf = malloc(CMDLINE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	n = read_full(fd, buf, CMDLINE_MAX);
-	close(fd);
-	if (n < 0) {
-		free(buf);
-		return (int)n;
-	}
-	buf[n] = '\0';
-	*text = buf;
-	return 0;
+	return n < 0 ? (int)n : 0;
 }

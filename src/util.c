@@ -216,6 +216,41 @@ ssize_t read_text_file(const char *path, char *buf, size_t size)
 	return r;
 }
 
+ssize_t read_text_alloc(const char *path, size_t max, char **text)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	size_t cap = max < 4096 ? max : 4096, len = 0;
+	char *buf = NULL;
+
+	*text = NULL;
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		char *more = realloc(buf, cap + 1);
+		ssize_t n;
+
+		if (!more) {
+			n = -ENOMEM;
+		} else {
+			buf = more;
+			n = read_full(fd, buf + len, cap - len);
+		}
+		if (n < 0) {
+			free(buf);
+			close(fd);
+			return n;
+		}
+		len += (size_t)n;
+		if (len < cap || cap == max)
+			break;
+		cap = cap > max / 4 ? max : cap * 4;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*text = buf;
+	return (ssize_t)len;
+}
+
 int write_text_file(const char *path, const char *value)
 {
 	size_t len = strlen(value);

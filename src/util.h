@@ -77,6 +77,14 @@ int writev_full(int fd, struct iovec *iov, int cnt);
  */
 ssize_t read_text_file(const char *path, char *buf, size_t size);
 
+/*
+ * Read a file of unknown size, up to max bytes (the rest is left unread), into *text: a
+ * buffer of malloc() NUL-terminated, the caller's to free. It starts at 4 KiB and grows only
+ * for a longer file, so a short one leaves no large buffer's far page in the heap. Returns
+ * the length or -errno, with *text NULL.
+ */
+ssize_t read_text_alloc(const char *path, size_t max, char **text);
+
 /* Write value followed by a newline to path in one write(). 0 or -errno. */
 int write_text_file(const char *path, const char *value);
 

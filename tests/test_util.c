@@ -102,6 +102,38 @@ static void test_text_file(void **state)
 	assert_int_equal(read_text_file(path, buf, sizeof(buf)), -ENOENT);
 }
 
+/* Files around the 4 KiB first buffer and its growth, one longer than the limit. */
+static void test_text_alloc(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 4095, 4096, 4097, 16384, 16385, 65536, 70000 };
+	char path[] = "/tmp/rngd-test-util-XXXXXX";
+	char *data = malloc(70000), *text;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_non_null(data);
+	for (size_t i = 0; i < 70000; i++)
+		data[i] = (char)('a' + i % 26);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t want = sizes[i] < 65536 ? sizes[i] : 65536;
+
+		assert_int_equal(ftruncate(fd, 0), 0);
+		assert_int_equal(pwrite(fd, data, sizes[i], 0), (ssize_t)sizes[i]);
+		assert_int_equal(read_text_alloc(path, 65536, &text), (ssize_t)want);
+		assert_memory_equal(text, data, want);
+		assert_int_equal(text[want], '\0');
+		free(text);
+	}
+	assert_int_equal(read_text_alloc(path, 100, &text), 100);
+	assert_int_equal(strlen(text), 100);
+	free(text);
+	close(fd);
+	unlink(path);
+	assert_int_equal(read_text_alloc(path, 65536, &text), -ENOENT);
+	assert_null(text);
+	free(data);
+}
+
 static void test_read_full(void **state)
 {
 	int p[2];
@@ -150,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_parse_bool),
 		cmocka_unit_test(test_utc),
 		cmocka_unit_test(test_text_file),
+		cmocka_unit_test(test_text_alloc),
 		cmocka_unit_test(test_read_full),
 		cmocka_unit_test(test_writev_full),
 	};
