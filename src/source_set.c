@@ -448,12 +448,20 @@ int source_set_open(struct source_set *set, enum source_open which)
 
 		if (!src->enabled || src->opened || !picked(src, which))
 			continue;
-		if (!src->ring.slots) {
-			r = ring_init(&src->ring, set->ring_blocks);
-			if (r < 0)
-				return r;
-		}
 		r = source_open(src, why, sizeof(why));
+		/*
+		 * The ring after the open, for a source that opened or may still: one this
+		 * machine lacks (via on AMD) leaves no freed ring in the daemon's heap.
+		 */
+		if ((r == 0 || source_may_appear(src, r)) && !src->ring.slots) {
+			int e = ring_init(&src->ring, set->ring_blocks);
+
+			if (e < 0) {
+				if (r == 0)
+					source_close(src);
+				return e;
+			}
+		}
 		if (r < 0 && source_may_appear(src, r)) {
 			/* Its reader thread keeps trying: count it as usable. */
 			source_change_state(src, SOURCE_WAITING, -r, why);

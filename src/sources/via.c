@@ -365,21 +365,23 @@ static void via_fini(struct source *src)
 static int via_init(struct source *src, char *why, size_t len)
 {
 	const char *path = source_opt_str(src, "msr-device");
+	struct via_cpu cpu;
 	struct via *v;
 	const char *key;
 	int r;
 
+	/* The CPU first: on any other, nothing is allocated (the daemon's heap, footprint). */
+	r = identify(&cpu, why, len);
+	if (r < 0)
+		return r;
 	v = calloc(1, sizeof(*v));
 	if (!v) {
 		snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
+	v->cpu = cpu;
 	v->msr_fd = -1;
 	source_set_priv(src, v);
-
-	r = identify(&v->cpu, why, len);
-	if (r < 0)
-		goto fail;
 	r = wanted_config(src, &v->cpu, &v->want_mask, &v->want_val, why, len);
 	if (r < 0)
 		goto fail;
