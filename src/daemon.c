@@ -24,6 +24,8 @@
 
 /* Largest RNDADDENTROPY we make. */
 #define KERNEL_CHUNK FIPS_BLOCK_BYTES
+/* Blocks one feed takes at most (two full batches of each of two sources). */
+#define FEED_IOV 512
 /* --once gives up when no tested block arrived in this time. */
 #define ONCE_TIMEOUT_NS (15 * NSEC_PER_SEC)
 /* Longest wait after failed feeds (1 s doubling up to this). */
@@ -170,7 +172,7 @@ static uint64_t tick_period(const struct daemon *d)
 		p = MIN(p, MAX(d->watchdog_ns / 4, 10 * NSEC_PER_MSEC));
 	if (!d->ready_sent && d->mode == DAEMON_FEED)
 		p = MIN(p, 250 * NSEC_PER_MSEC);
-	if (d->kh.dir[0]) /* a backend switch or a failing device is seen within a second */
+	if (kernel_hwrng_acting(&d->kh)) /* a backend switch or a failing device is seen within a second */
 		p = MIN(p, NSEC_PER_SEC);
 	return p == UINT64_MAX ? 0 : p;
 }
@@ -184,7 +186,7 @@ static uint64_t tick_period(const struct daemon *d)
  */
 static void look_for_late_reader(struct daemon *d)
 {
-	if (d->kh.dir[0] || d->kh.disabled || d->kh.mode == KERNEL_HWRNG_LEAVE || d->kh.no_access)
+	if (kernel_hwrng_acting(&d->kh) || d->kh.disabled || d->kh.mode == KERNEL_HWRNG_LEAVE || d->kh.no_access)
 		return;
 	kernel_hwrng_update(&d->kh, d->set);
 	if (tick_period(d) != d->tick_ns)
@@ -312,8 +314,10 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	d->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->buf_size = KERNEL_CHUNK;
 	d->buf = malloc(d->buf_size);
-	if (d->sig_fd < 0 || d->wake_fd < 0 || d->timer_fd < 0 || d->tick_fd < 0 || !d->buf) {
-		r = d->buf ? -errno : -ENOMEM;
+	d->iov = malloc(FEED_IOV * sizeof(*d->iov));
+	if (d->sig_fd < 0 || d->wake_fd < 0 || d->timer_fd < 0 || d->tick_fd < 0 || !d->buf ||
+	    !d->iov) {
+		r = d->buf && d->iov ? -errno : -ENOMEM;
 		log_error("cannot set up the main loop: %s", strerror(-r));
 		goto fail;
 	}
@@ -363,7 +367,7 @@ void daemon_start_kernel_hwrng(struct daemon *d)
 {
 	enum kernel_hwrng_mode m = KERNEL_HWRNG_TAKE_OVER;
 	const char *dir = NULL;
-	char state[PATH_MAX];
+	char *state;
 
 	(void)kernel_hwrng_mode_parse(d->conf.kernel_hwrng, &m); /* validated by conf */
 	d->kh.mode = m;
@@ -374,8 +378,13 @@ void daemon_start_kernel_hwrng(struct daemon *d)
 	}
 	/* No reader yet (rng-core loads later): the tick opens rng_quality when there is one. */
 	(void)kernel_hwrng_reader(d->set, &dir);
-	/* A fixed path (not the status file's directory): root's restore needs no config. */
-	kernel_hwrng_start(&d->kh, m, dir, kernel_hwrng_state_path(state, sizeof(state)), d->set);
+	/*
+	 * A fixed path (not the status file's directory): root's restore needs no config. Not
+	 * in a PATH_MAX buffer on this deep call chain's stack (bench/README.md, footprint).
+	 */
+	state = kernel_hwrng_state_path_dup();
+	kernel_hwrng_start(&d->kh, m, dir, state, d->set);
+	free(state);
 }
 
 int daemon_start(struct daemon *d)
@@ -405,9 +414,6 @@ static size_t fresh_available(struct daemon *d, uint64_t now)
 	return pool_available(d->pool, now, d->conf.max_age * NSEC_PER_SEC);
 }
 
-/* Blocks one feed takes at most (two full batches of each of two sources). */
-#define FEED_IOV 512
-
 /*
  * Feed up to n bytes (as far as the sources have them), taking from each source in turn
  * (pool.h): to the kernel, credited, at most KERNEL_CHUNK per RNDADDENTROPY through
@@ -418,7 +424,7 @@ static ssize_t feed(struct daemon *d, size_t n, uint64_t now)
 {
 	bool kernel = d->sink && !output_sink(d);
 	uint64_t max_age = d->conf.max_age * NSEC_PER_SEC;
-	struct iovec iov[FEED_IOV];
+	struct iovec *iov = d->iov;
 	size_t total = 0;
 
 	while (total < n) {
@@ -865,6 +871,8 @@ void daemon_fini(struct daemon *d)
 		wipe(d->buf, d->buf_size);
 	free(d->buf);
 	d->buf = NULL;
+	free(d->iov);
+	d->iov = NULL;
 	pool_free(d->pool);
 	d->pool = NULL;
 	conf_free(&d->conf);

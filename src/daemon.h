@@ -71,6 +71,7 @@ struct daemon {
 	size_t n_retired;
 	uint8_t *buf;
 	size_t buf_size;
+	struct iovec *iov; /* feed()'s, FEED_IOV of them (8 KiB: not on the main thread's stack) */
 	struct daemon_counters c;
 	/* Test mode: what the last rate line saw. */
 	uint64_t test_start_ns, test_last_ns, test_last_bytes, test_bytes;

@@ -106,11 +106,16 @@ struct health {
 	size_t cap;			     /* blocks the tables hold now (a power of two) */
 	uint32_t *table;		     /* 2 * cap slots */
 	uint32_t (*atable)[HEALTH_ASLOTS];   /* cap * HEALTH_ABUCKETS / HEALTH_HISTORY buckets */
+	/*
+	 * The counters ahead of the arrays, in the page that holds the keys: each page of this
+	 * 1.6 MB struct is resident from its first write on (an array's first entries), and
+	 * the counters after the arrays were one more page for every source.
+	 */
+	size_t n_hist, next;		     /* of hist */
+	size_t a_count, a_next;		     /* of afp */
 	uint8_t n_anchors[HEALTH_HISTORY];   /* anchors each block of hist keeps in afp */
 	uint64_t hist[HEALTH_HISTORY];	     /* oldest at next once full (only at the last cap) */
-	size_t n_hist, next;
 	uint64_t afp[HEALTH_ANCHORS];	     /* a FIFO: oldest at a_next - a_count */
-	size_t a_count, a_next;
 };
 
 /*

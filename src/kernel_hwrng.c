@@ -50,6 +50,41 @@ int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret)
 	return -EINVAL;
 }
 
+/*
+ * The two paths, "" while unset. They are allocated, not PATH_MAX arrays in the struct: 8 KiB
+ * of struct daemon on run_daemon()'s stack were 2 pages more of the daemon's deepest call
+ * chains (bench/README.md, footprint).
+ */
+static const char *dir_of(const struct kernel_hwrng *kh)
+{
+	return kh->dir ? kh->dir : "";
+}
+
+static const char *state_of(const struct kernel_hwrng *kh)
+{
+	return kh->state ? kh->state : "";
+}
+
+/* *field = a copy of value; -ENOMEM leaves it as it was. */
+static int set_path(char **field, const char *value)
+{
+	char *copy;
+
+	if (*field && strcmp(*field, value) == 0)
+		return 0;
+	copy = strdup(value);
+	if (!copy)
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+bool kernel_hwrng_acting(const struct kernel_hwrng *kh)
+{
+	return kh->dir && kh->dir[0];
+}
+
 void kernel_hwrng_init(struct kernel_hwrng *kh)
 {
 	memset(kh, 0, sizeof(*kh));
@@ -74,14 +109,14 @@ static int attr_read(const char *dir, int fd, const char *attr, char *buf, size_
 static int quality_read(const struct kernel_hwrng *kh, unsigned int *q)
 {
 	char buf[16];
-	int r = attr_read(kh->dir, kh->q_rfd, "rng_quality", buf, sizeof(buf));
+	int r = attr_read(dir_of(kh), kh->q_rfd, "rng_quality", buf, sizeof(buf));
 
 	return r < 0 ? r : sysfs_parse_quality(buf, q);
 }
 
 static void selected_read(const struct kernel_hwrng *kh, char *buf, size_t size)
 {
-	(void)attr_read(kh->dir, kh->sel_rfd, "rng_selected", buf, size);
+	(void)attr_read(dir_of(kh), kh->sel_rfd, "rng_selected", buf, size);
 }
 
 /* Through fd when open (kept across the privilege drop), else by path. "N\n": 2+ bytes. */
@@ -112,7 +147,7 @@ static int current_read_at(const char *dir, int fd, char *buf, size_t size)
 
 static int current_read(const struct kernel_hwrng *kh, char *buf, size_t size)
 {
-	return current_read_at(kh->dir, kh->cur_rfd, buf, size);
+	return current_read_at(dir_of(kh), kh->cur_rfd, buf, size);
 }
 
 static bool available(const char *dir, const char *name)
@@ -141,7 +176,7 @@ static int state_write(const struct kernel_hwrng *kh)
 		if (r < 0)
 			return r;
 	}
-	return kernel_hwrng_state_write(kh->state, &st);
+	return kernel_hwrng_state_write(state_of(kh), &st);
 }
 
 /* The original quality of backend in the state file (an earlier run's). 0 or -errno. */
@@ -317,7 +352,7 @@ static int lock_take(struct kernel_hwrng *kh, const char *cur)
 			 "another rngd (%s) holds the take-over of the kernel's hwrng (a lock on "
 			 "%s/rng_quality): not taking %s over beside it; this one credits what "
 			 "rng_quality says (0 while that one holds it), and takes over when it stops",
-			 who, kh->dir, cur);
+			 who, dir_of(kh), cur);
 	}
 	kh->busy = true;
 	kh->holder = h;
@@ -411,12 +446,12 @@ static int give_back_one(struct kernel_hwrng *kh, const char *backend, char *why
 	q = o->quality;
 	r = current_read(kh, cur, sizeof(cur));
 	if (r < 0) {
-		snprintf(why, len, "cannot read %.300s/rng_current: %s", kh->dir, strerror(-r));
+		snprintf(why, len, "cannot read %.300s/rng_current: %s", dir_of(kh), strerror(-r));
 		return r;
 	}
 	selected_read(kh, sel, sizeof(sel));
 	if (strcmp(cur, backend) != 0) {
-		if (!available(kh->dir, backend)) {
+		if (!available(dir_of(kh), backend)) {
 			snprintf(why, len,
 				 "%s is gone (not in rng_available): nothing to put back; it "
 				 "registers again with its driver's quality",
@@ -445,9 +480,9 @@ static int give_back_one(struct kernel_hwrng *kh, const char *backend, char *why
 		r = 0;
 		goto settled;
 	}
-	r = quality_write(kh->dir, kh->fd, q);
+	r = quality_write(dir_of(kh), kh->fd, q);
 	if (r < 0)
-		snprintf(why, len, "cannot write %u to %.300s/rng_quality: %s", q, kh->dir,
+		snprintf(why, len, "cannot write %u to %.300s/rng_quality: %s", q, dir_of(kh),
 			 strerror(-r));
 	/* The write re-ran the kernel's choice and cleared rng_selected: put the choice back. */
 	if (!cur[0]) /* the administrator's "none" (6.18.y+): back to none */
@@ -459,7 +494,7 @@ static int give_back_one(struct kernel_hwrng *kh, const char *backend, char *why
 			 "giving %s back cleared rng_selected (the administrator's choice of it): "
 			 "this process cannot write rng_current to set it again; 'echo %s > "
 			 "%s/rng_current' as root does",
-			 backend, backend, kh->dir);
+			 backend, backend, dir_of(kh));
 	if (r < 0)
 		return r;
 	r = 1;
@@ -490,7 +525,7 @@ static void give_back_logged(struct kernel_hwrng *kh, const char *backend, const
 		log_full(LOG_WARNING, WHO, "hwrng-given-back", NULL,
 			 "%s: %s; %s keeps its 0 and %s keeps its %u for 'rngd "
 			 "--restore-kernel-hwrng' (root; the unit's ExecStopPost= runs it)%s",
-			 why, text, name, kh->state, q,
+			 why, text, name, state_of(kh), q,
 			 kh->mode == KERNEL_HWRNG_TAKE_OVER ? ", or for rngd when it is current again"
 							    : "");
 }
@@ -532,12 +567,12 @@ static int take(struct kernel_hwrng *kh)
 	r = lock_take(kh, cur);
 	if (r <= 0)
 		return r < 0 ? refuse(kh, r, LOG_WARNING, "cannot lock %s/rng_quality: %s; leaving "
-				      "%s to the kernel", kh->dir, strerror(-r), cur)
+				      "%s to the kernel", dir_of(kh), strerror(-r), cur)
 			     : 0;
 	r = quality_read(kh, &q);
 	if (r < 0)
 		return refuse(kh, r, LOG_WARNING, "cannot read %s/rng_quality: %s; leaving %s "
-			      "to the kernel", kh->dir, strerror(-r), cur);
+			      "to the kernel", dir_of(kh), strerror(-r), cur);
 	o = owed_find(kh, cur);
 	if (q == 0 && o) {
 		/* This process's own 0, still owed (its give-back needed rng_current). */
@@ -549,13 +584,13 @@ static int take(struct kernel_hwrng *kh)
 		goto held;
 	}
 	/* rngd stopped without giving it back (a crash, SIGKILL): the file has the original. */
-	if (q == 0 && state_read_one(kh->state, cur, &saved_q) == 0 && saved_q > 0) {
+	if (q == 0 && state_read_one(state_of(kh), cur, &saved_q) == 0 && saved_q > 0) {
 		/* This process holds the lock: no running rngd holds the take-over. */
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
 			 "rng_quality of %s is 0 and %s says %u: left by an rngd that stopped "
 			 "without giving it back (killed, or crashed; no running rngd holds it); "
 			 "taking it over at %u",
-			 cur, kh->state, saved_q, saved_q);
+			 cur, state_of(kh), saved_q, saved_q);
 		q = saved_q;
 	} else if (q == 0) {
 		kh->not_needed = true;
@@ -569,7 +604,7 @@ static int take(struct kernel_hwrng *kh)
 			      "rng_quality would clear that choice, and this process cannot write "
 			      "rng_current to set it again; leaving %s to the kernel",
 			      cur, cur);
-	if (kh->cur_fd < 0 && other_backend(kh->dir, cur, other, sizeof(other)))
+	if (kh->cur_fd < 0 && other_backend(dir_of(kh), cur, other, sizeof(other)))
 		return defer(kh,
 			      "another backend is registered (%s): a 0 in the rng_quality of %s "
 			      "may make the kernel switch to it, and this process cannot write "
@@ -592,14 +627,14 @@ static int take(struct kernel_hwrng *kh)
 			kh->n_owed--;
 		return refuse(kh, r, LOG_WARNING, "cannot write %s: %s; not taking %s over "
 			      "(it could not be given back after a crash)",
-			      kh->state, strerror(-r), cur);
+			      state_of(kh), strerror(-r), cur);
 	}
-	r = quality_write(kh->dir, kh->fd, 0);
+	r = quality_write(dir_of(kh), kh->fd, 0);
 	if (r < 0) {
 		owed_drop(kh, cur);
 		(void)state_write(kh);
 		return refuse(kh, r, LOG_WARNING, "cannot write 0 to %s/rng_quality: %s; "
-			      "leaving %s to the kernel", kh->dir, strerror(-r), cur);
+			      "leaving %s to the kernel", dir_of(kh), strerror(-r), cur);
 	}
 	if (current_read(kh, now, sizeof(now)) < 0 || strcmp(now, cur) != 0) {
 		r = give_back_one(kh, cur, why, sizeof(why));
@@ -690,7 +725,7 @@ static void watch(struct kernel_hwrng *kh, struct source *src)
 	kh->demoted = true;
 	(void)current_read(kh, cur, sizeof(cur));
 	snprintf(kh->backend, sizeof(kh->backend), "%s", cur);
-	r = quality_write(kh->dir, kh->fd, 0);
+	r = quality_write(dir_of(kh), kh->fd, 0);
 	if (r < 0) {
 		log_full(LOG_ERR, WHO, "hwrng-demoted", KERNEL_HWRNG_MESSAGE_DEMOTED,
 			 "%s failed rngd's tests (%s) but rng_quality could not be lowered: %s",
@@ -721,7 +756,10 @@ static int open_attrs(struct kernel_hwrng *kh, const char *dir)
 	kh->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (kh->fd < 0)
 		return -errno;
-	snprintf(kh->dir, sizeof(kh->dir), "%s", dir);
+	if (set_path(&kh->dir, dir) < 0) {
+		closep(&kh->fd);
+		return -ENOMEM;
+	}
 	snprintf(path, sizeof(path), "%s/rng_current", dir);
 	closep(&kh->cur_fd);
 	closep(&kh->cur_rfd);
@@ -777,7 +815,7 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 	if (kh->disabled || kh->mode == KERNEL_HWRNG_LEAVE)
 		return;
 	src = kernel_hwrng_reader(set, &dir);
-	if (src && (!dir || (kh->dir[0] && strcmp(dir, kh->dir) != 0)))
+	if (src && (!dir || (kernel_hwrng_acting(kh) && strcmp(dir, dir_of(kh)) != 0)))
 		src = NULL; /* a reload pointed it at another sysfs directory */
 	if (!src) {
 		kh->lost = kh->lost || kh->taken;
@@ -827,7 +865,7 @@ void kernel_hwrng_update(struct kernel_hwrng *kh, struct source_set *set)
 			r = state_write(kh);
 		}
 		if (r == 0)
-			r = quality_write(kh->dir, kh->fd, 0);
+			r = quality_write(dir_of(kh), kh->fd, 0);
 		log_full(LOG_NOTICE, WHO, NULL, NULL,
 			 "rng_quality of %s is %u again (registered "
 			 "again, or written): %s",
@@ -851,7 +889,12 @@ void kernel_hwrng_start(struct kernel_hwrng *kh, enum kernel_hwrng_mode mode, co
 		kh->disabled = true;
 		return;
 	}
-	snprintf(kh->state, sizeof(kh->state), "%s", state_path);
+	if (set_path(&kh->state, state_path) < 0) {
+		log_full(LOG_WARNING, WHO, NULL, NULL,
+			 "out of memory: the kernel's hwrng thread is left as it is");
+		kh->disabled = true;
+		return;
+	}
 	/* No source reads the kernel's hwrng yet: the tick opens rng_quality when one does. */
 	if (mode == KERNEL_HWRNG_LEAVE || !dir)
 		return;
@@ -938,4 +981,7 @@ void kernel_hwrng_stop(struct kernel_hwrng *kh)
 	closep(&kh->cur_rfd);
 	closep(&kh->q_rfd);
 	closep(&kh->sel_rfd);
+	free(kh->dir);
+	free(kh->state);
+	kh->dir = kh->state = NULL;
 }

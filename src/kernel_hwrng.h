@@ -41,8 +41,8 @@ struct kernel_hwrng {
 	int cur_rfd;	      /* rng_current for reading (the crash handler's check, the tick); -1 */
 	int q_rfd;	      /* rng_quality for reading, re-read with pread() each tick; -1 */
 	int sel_rfd;	      /* rng_selected for reading (6.x; absent before): -1 */
-	char dir[PATH_MAX];   /* the hw_random sysfs directory; "" when not acting */
-	char state[PATH_MAX]; /* the state file */
+	char *dir;	      /* the hw_random sysfs directory (malloc); NULL when not acting */
+	char *state;	      /* the state file (malloc); NULL when disabled */
 	bool taken;	      /* this process wrote 0 to backend's rng_quality, backend current */
 	bool refused;	      /* take-over of backend refused (logged); not retried */
 	bool demoted;	      /* watch: 0 written once */
@@ -69,6 +69,9 @@ int kernel_hwrng_mode_parse(const char *s, enum kernel_hwrng_mode *ret);
 
 /* Nothing taken, no descriptor; kernel_hwrng_stop() is then a no-op. Cannot fail. */
 void kernel_hwrng_init(struct kernel_hwrng *kh);
+
+/* Whether it acts on a hw_random directory (rng_quality opened there once). */
+bool kernel_hwrng_acting(const struct kernel_hwrng *kh);
 
 /*
  * At start, while rng_quality can still be opened (before the privilege drop): for mode

@@ -55,6 +55,15 @@ const char *kernel_hwrng_state_path(char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
+char *kernel_hwrng_state_path_dup(void)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/%s", kernel_hwrng_runtime_dir(), KERNEL_HWRNG_STATE_NAME) < 0)
+		return NULL;
+	return path;
+}
+
 bool kernel_hwrng_name_valid(const char *name)
 {
 	size_t n = strnlen(name, KERNEL_HWRNG_NAME_SIZE);
@@ -308,26 +317,26 @@ int kernel_hwrng_state_read(int dirfd, const char *name, struct kernel_hwrng_sta
 }
 
 /*
- * The text and the temporary name on the heap: this runs at the bottom of the daemon's
- * deepest call chain (run_daemon, the take-over), where 12 KiB of frame were 3 more pages of
- * stack resident for the process's life.
+ * The text, the temporary name and the directory in one allocation of the sizes this call
+ * needs (some 100 bytes): not on the stack, at the bottom of the daemon's deepest call chain
+ * (run_daemon, the take-over), and not as 12 KiB of PATH_MAX buffers that moved the heap's
+ * top for the process's life (bench/README.md, footprint).
  */
 struct state_write_buf {
-	char tmp[PATH_MAX + 32], text[KERNEL_HWRNG_STATE_SIZE_MAX], dir[PATH_MAX];
+	char *text, *tmp, *dir;
+	size_t text_size, tmp_size;
 };
 
 static int write_state_file(const char *path, const struct kernel_hwrng_state *st,
-			    struct state_write_buf *b)
+			    const struct state_write_buf *b)
 {
 	char *tmp = b->tmp, *text = b->text;
 	int fd, n, r;
 
-	n = kernel_hwrng_state_format(st, text, sizeof(b->text));
+	n = kernel_hwrng_state_format(st, text, b->text_size);
 	if (n < 0)
 		return n;
-	if ((size_t)snprintf(tmp, sizeof(b->tmp), "%s.%ld.tmp", path, (long)getpid()) >=
-	    sizeof(b->tmp))
-		return -ENAMETOOLONG;
+	snprintf(tmp, b->tmp_size, "%s.%ld.tmp", path, (long)getpid());
 	(void)unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == ENOENT) {
@@ -335,7 +344,7 @@ static int write_state_file(const char *path, const struct kernel_hwrng_state *s
 		const char *slash = strrchr(path, '/');
 
 		/* No status file, no runtime directory yet: make it, as the status file would. */
-		snprintf(dir, sizeof(b->dir), "%.*s", (int)(slash ? slash - path : 0), path);
+		snprintf(dir, b->tmp_size, "%.*s", (int)(slash ? slash - path : 0), path);
 		if (dir[0] && mkdir(dir, 0755) < 0 && errno != EEXIST)
 			return -errno;
 		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -360,16 +369,24 @@ static int write_state_file(const char *path, const struct kernel_hwrng_state *s
 
 int kernel_hwrng_state_write(const char *path, const struct kernel_hwrng_state *st)
 {
-	struct state_write_buf *b;
+	struct state_write_buf b = { .text_size = 1, .tmp_size = strlen(path) + 32 };
 	int r;
 
 	/* Nothing left to give back: no file (an empty one would be refused as tampered). */
 	if (st->n == 0)
 		return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
-	b = malloc(sizeof(*b));
-	if (!b)
+	if (b.tmp_size > PATH_MAX + 32)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < st->n; i++)
+		b.text_size += strlen(st->saved[i].backend) + sizeof("backend=\nquality=4294967295\n");
+	if (b.text_size > KERNEL_HWRNG_STATE_SIZE_MAX)
+		b.text_size = KERNEL_HWRNG_STATE_SIZE_MAX;
+	b.text = malloc(b.text_size + 2 * b.tmp_size);
+	if (!b.text)
 		return -ENOMEM;
-	r = write_state_file(path, st, b);
-	free(b);
+	b.tmp = b.text + b.text_size;
+	b.dir = b.tmp + b.tmp_size;
+	r = write_state_file(path, st, &b);
+	free(b.text);
 	return r;
 }

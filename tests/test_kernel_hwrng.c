@@ -237,8 +237,9 @@ static void open_kh(struct kernel_hwrng *kh)
 
 	kernel_hwrng_init(kh);
 	kh->mode = KERNEL_HWRNG_TAKE_OVER;
-	snprintf(kh->dir, sizeof(kh->dir), "%s", dir);
-	snprintf(kh->state, sizeof(kh->state), "%s", state);
+	kh->dir = strdup(dir);
+	kh->state = strdup(state);
+	assert_true(kh->dir && kh->state);
 	snprintf(path, sizeof(path), "%s/rng_quality", dir);
 	kh->fd = open(path, O_WRONLY | O_CLOEXEC);
 	assert_true(kh->fd >= 0);
@@ -441,6 +442,8 @@ static void test_take_after_crash(void **st)
 	open_kh(&kh);
 	assert_int_equal(kernel_hwrng_take(&kh), 1);
 	close(kh.fd); /* killed: nothing given back */
+	free(kh.dir); /* ... and its memory gone with it */
+	free(kh.state);
 	assert_int_equal(sysfs_quality(), 0);
 
 	open_kh(&kh);
@@ -525,7 +528,8 @@ static void test_no_state_dir(void **st)
 	(void)st;
 	kernel(1, "virtio_rng.0", 1024, NULL, 0);
 	open_kh(&kh);
-	snprintf(kh.state, sizeof(kh.state), "%s/none/deeper/state", tmpdir);
+	free(kh.state);
+	assert_true(asprintf(&kh.state, "%s/none/deeper/state", tmpdir) > 0);
 	assert_true(kernel_hwrng_take(&kh) < 0);
 	assert_false(kh.taken);
 	assert_int_equal(quality_writes, 0);
