@@ -184,6 +184,60 @@ EOF
 	fi
 }
 
+# The functions a daemon's normal life runs (the default sources, the kernel sink, the status
+# file) sit in .text.rngd_hot (src/rngd-hot.ld; configure.ac, footprint), so that its text's
+# resident pages are the 64 KiB fault-around windows from the text's start to that section's
+# end. A function added or renamed since the list was generated runs from the cold .text,
+# and its window is 64 KiB more for the process's life: regenerate the list
+# (bench/hot-functions.py). The plain build only: a sanitizer's or the minimal build's
+# functions are not the list's.
+test_hot_layout() {
+	local what="hot layout: the text a daemon's life runs stays in src/rngd-hot.ld's windows"
+	if emulated || ! is_root || ! have_sys_admin || ! hwrng_readable; then
+		skip "$what: needs the real /dev/hwrng and CAP_SYS_ADMIN, natively"
+		return
+	fi
+	if ! built_with HAVE_SYSTEMD || readelf --dyn-syms -W "$RNGD" | grep -q '__[at]san_init'; then
+		skip "$what: not the plain build (sanitizers or the minimal one)"
+		return
+	fi
+	local seg_start seg_size align hot_addr hot_size max
+	# The text segment (LOAD ... R E align: vaddr, size) and the hot section (address, size).
+	read -r seg_start seg_size align < <(readelf -lW "$RNGD" |
+		awk '$1 == "LOAD" && $8 == "E" {print $3, $6, $9; exit}')
+	read -r hot_addr hot_size < <(readelf -SW "$RNGD" |
+		awk '{sub(/^ *\[ *[0-9]+\] */, "")} $1 == ".text.rngd_hot" {print "0x" $3, "0x" $5}')
+	if [ -z "$hot_addr" ] || [ -z "$seg_start" ]; then
+		skip "$what: rngd was linked without the hot section"
+		return
+	fi
+	if [ $((align)) -ne $((0x10000)) ]; then
+		skip "$what: the text segment is not aligned at 64 KiB (the linker's max-page-size)"
+		return
+	fi
+	# Whole windows from the segment's start to the hot section's end, at most the segment.
+	max=$((((hot_addr + hot_size - seg_start + 0xffff) / 0x10000) * 64))
+	[ $max -gt $(((seg_size + 4095) / 4096 * 4)) ] && max=$(((seg_size + 4095) / 4096 * 4))
+	start_logged "$T/hot.err" 30 "first injection" "$what" -f || return
+	wait_until 30 grep -q "hwrng: running" "$T/hot.err"
+	local bin base rss
+	bin=$(readlink -f "$RNGD")
+	read -r base rss < <(awk -v bin="$bin" '
+		/^[0-9a-f]+-[0-9a-f]+ / { cur = ($2 ~ /x/ && $6 == bin); if (cur) base = substr($1, 1, index($1, "-") - 1) }
+		cur && /^Rss:/ { print base, $2; exit }' "/proc/$pid/smaps")
+	kill -TERM "$pid"
+	wait "$pid"
+	if [ -z "$base" ]; then
+		fail "$what: no executable mapping of $bin in /proc/$pid/smaps"
+	elif [ $((0x$base % 0x10000)) -ne 0 ]; then
+		skip "$what: this kernel put the text at $base, not at a 64 KiB boundary (p_align is honoured since Linux 5.10)"
+	elif [ "$rss" -gt "$max" ]; then
+		fail "$what: $rss kB of rngd's text resident, more than the $max kB of windows .text.rngd_hot spans: a function outside src/rngd-hot.ld ran; regenerate it (bench/hot-functions.py)"
+	else
+		ok "$what: $rss kB resident, within the $max kB .text.rngd_hot spans"
+	fi
+}
+
 # Milliseconds between SIGTERM and exit of a daemon reading a FIFO that never delivers.
 test_stop_latency() {
 	mkfifo "$T/idle"
@@ -319,6 +373,7 @@ test_fifo_to_stdout
 test_partial_batch_flush
 test_real_hwrng
 test_kernel_sink
+test_hot_layout
 test_stop_latency
 test_signals
 test_exit_codes
