@@ -172,7 +172,8 @@ static uint64_t tick_period(const struct daemon *d)
 		p = MIN(p, MAX(d->watchdog_ns / 4, 10 * NSEC_PER_MSEC));
 	if (!d->ready_sent && d->mode == DAEMON_FEED)
 		p = MIN(p, 250 * NSEC_PER_MSEC);
-	if (kernel_hwrng_acting(&d->kh)) /* a backend switch or a failing device is seen within a second */
+	/* A backend switch or a failing device is seen within a second. */
+	if (kernel_hwrng_acting(&d->kh))
 		p = MIN(p, NSEC_PER_SEC);
 	return p == UINT64_MAX ? 0 : p;
 }
@@ -186,7 +187,8 @@ static uint64_t tick_period(const struct daemon *d)
  */
 static void look_for_late_reader(struct daemon *d)
 {
-	if (kernel_hwrng_acting(&d->kh) || d->kh.disabled || d->kh.mode == KERNEL_HWRNG_LEAVE || d->kh.no_access)
+	if (kernel_hwrng_acting(&d->kh) || d->kh.disabled || d->kh.mode == KERNEL_HWRNG_LEAVE ||
+	    d->kh.no_access)
 		return;
 	kernel_hwrng_update(&d->kh, d->set);
 	if (tick_period(d) != d->tick_ns)
@@ -382,7 +384,7 @@ void daemon_start_kernel_hwrng(struct daemon *d)
 	 * A fixed path (not the status file's directory): root's restore needs no config. Not
 	 * in a PATH_MAX buffer on this deep call chain's stack (bench/README.md, footprint).
 	 */
-	state = kernel_hwrng_state_path_dup();
+	state = kernel_hwrng_state_path();
 	kernel_hwrng_start(&d->kh, m, dir, state, d->set);
 	free(state);
 }

@@ -48,14 +48,7 @@ const char *kernel_hwrng_root_dir(void)
 	return FIXED("RNGD_TEST_ROOT_DIR", RUNSTATEDIR "/rngd-root");
 }
 
-const char *kernel_hwrng_state_path(char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%s/%s", kernel_hwrng_runtime_dir(), KERNEL_HWRNG_STATE_NAME);
-
-	return n > 0 && (size_t)n < len ? buf : NULL;
-}
-
-char *kernel_hwrng_state_path_dup(void)
+char *kernel_hwrng_state_path(void)
 {
 	char *path;
 

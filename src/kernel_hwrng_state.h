@@ -47,10 +47,8 @@ const char *kernel_hwrng_sysfs_dir(void);
 const char *kernel_hwrng_runtime_dir(void);
 const char *kernel_hwrng_root_dir(void);
 
-/* The state file's path (runtime directory + name) into buf. buf, or NULL if too long. */
-const char *kernel_hwrng_state_path(char *buf, size_t len);
-/* The same in a buffer of malloc() to free, or NULL (no memory). */
-char *kernel_hwrng_state_path_dup(void);
+/* The state file's path (runtime directory + name), malloc()'d, or NULL (no memory). */
+char *kernel_hwrng_state_path(void);
 
 /*
  * Whether name can be a backend's name: 1..127 printable bytes, none of them a space, '/'
