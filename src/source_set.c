@@ -444,16 +444,18 @@ int source_set_open(struct source_set *set, enum source_open which)
 	for (size_t i = 0; i < set->n; i++) {
 		struct source *src = set->src[i];
 		char why[160];
+		bool waits;
 		int r;
 
 		if (!src->enabled || src->opened || !picked(src, which))
 			continue;
 		r = source_open(src, why, sizeof(why));
+		waits = r < 0 && source_may_appear(src, r);
 		/*
 		 * The ring after the open, for a source that opened or may still: one this
 		 * machine lacks (via on AMD) leaves no freed ring in the daemon's heap.
 		 */
-		if ((r == 0 || source_may_appear(src, r)) && !src->ring.slots) {
+		if ((r == 0 || waits) && !src->ring.slots) {
 			int e = ring_init(&src->ring, set->ring_blocks);
 
 			if (e < 0) {
@@ -462,7 +464,7 @@ int source_set_open(struct source_set *set, enum source_open which)
 				return e;
 			}
 		}
-		if (r < 0 && source_may_appear(src, r)) {
+		if (waits) {
 			/* Its reader thread keeps trying: count it as usable. */
 			source_change_state(src, SOURCE_WAITING, -r, why);
 			usable++;
