@@ -49,8 +49,13 @@ void source_fail_window_reset(struct source_fail_window *w);
 /* Waits after a read that returned 0: 10 ms, doubling, at most 1 s. */
 #define SOURCE_DRY_MIN_NS (10ULL * 1000000ULL)
 #define SOURCE_DRY_MAX_NS (1000ULL * 1000000ULL)
-/* Blocks a source's ring holds by default (see source_set_ring_blocks()). */
-#define SOURCE_RING_BLOCKS 4
+/*
+ * Blocks a source's ring holds by default (see source_set_ring_blocks()): one being fed and
+ * the next one ready. The kernel takes feed-bytes (64) a feed-interval, so a deeper ring only
+ * read more of the device at start and after each max-age (4 blocks: 10 kB of a 9.6 kB/s
+ * virtio-rng, most of it thrown away unfed).
+ */
+#define SOURCE_RING_BLOCKS 2
 /* Largest single readv of a reader thread, straight into the ring's free slots. */
 #define SOURCE_READ_AHEAD (256 * 1024)
 

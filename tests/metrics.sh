@@ -40,7 +40,8 @@ mkdir -p "$T/prom"
 : >"$T/conf"
 args=(-f -c "$T/conf" "${NOCPU[@]}" -O "rngd:status-file:$status" -O rngd:pid-file:
 	-O rngd:status-interval:0 --metrics-interval=0 --metrics-file="$prom"
-	-O "file:fifo:path:$T/fifo" -O file:fifo:quality:500 -O "file:later:path:$T/later")
+	-O "file:fifo:path:$T/fifo" -O file:fifo:quality:500 -O "file:later:path:$T/later"
+	-s 2500) # a block a feed: the fifo's reader gets past its ring (2 blocks) to block 3
 takeover=
 if is_root && have_sys_admin && hwrng_readable; then
 	# A copy of the class directory: the take-over writes its rng_quality, not the kernel's.

@@ -1060,8 +1060,8 @@ static void test_backoff_on_failures(void **state)
 
 /*
  * A file source over a regular file of three random blocks, started and left to read it
- * to the end: three blocks fit in the ring (4), so the thread gets there on its own.
- * Returns the set; *in, *want and *npass as from make_input().
+ * to the end: three blocks fit in its ring (4 here, not the default 2), so the thread gets
+ * there on its own. Returns the set; *in, *want and *npass as from make_input().
  */
 static struct source_set *three_blocks_read(const char *path, int efd, uint8_t **in, uint8_t **want,
 					    size_t *npass)
@@ -1072,7 +1072,10 @@ static struct source_set *three_blocks_read(const char *path, int efd, uint8_t *
 	*npass = make_input(in, &in_len, want, 3, NULL);
 	assert_int_equal(*npass, 3);
 	write_file(path, *in, in_len);
-	set = started_file_set(path, efd);
+	set = one_file_set(path);
+	source_set_ring_blocks(set, 4);
+	assert_int_equal(source_set_init(set), 1);
+	assert_int_equal(source_set_start(set, efd), 0);
 	wait_state(source_set_get(set, 0), efd, SOURCE_FAILED);
 	return set;
 }
@@ -1326,6 +1329,7 @@ static void test_remainder_after_feed(void **state)
 	sec_make(&x, "file:t", 1, "path", tmp_path("rem"), "quality", "1", NULL);
 	conf_make(&c, &x, 1);
 	assert_int_equal(source_set_new(&set, &c, err, sizeof(err)), 0);
+	source_set_ring_blocks(set, 4); /* room to read past both blocks to the end */
 	assert_int_equal(source_set_init(set), 1);
 	assert_int_equal(source_set_start(set, efd), 0);
 	wait_state(source_set_get(set, 0), efd, SOURCE_FAILED);
