@@ -162,19 +162,17 @@ static uint64_t tick_period(const struct daemon *d)
 		s = gcd(s, d->conf.metrics_interval);
 	if (d->conf.stats_interval)
 		s = gcd(s, d->conf.stats_interval);
+	/* The kernel's hwrng: a backend switch or a failing device is seen in time. */
+	if (kernel_hwrng_look_seconds(&d->kh))
+		s = gcd(s, kernel_hwrng_look_seconds(&d->kh));
 	if (s)
 		p = s * NSEC_PER_SEC;
 	if (d->mode == DAEMON_TEST)
-		p = MIN(p, NSEC_PER_SEC);
-	if (d->notify)	/* STATUS= changes are flushed at most once a second */
 		p = MIN(p, NSEC_PER_SEC);
 	if (d->watchdog_ns)
 		p = MIN(p, MAX(d->watchdog_ns / 4, 10 * NSEC_PER_MSEC));
 	if (!d->ready_sent && d->mode == DAEMON_FEED)
 		p = MIN(p, 250 * NSEC_PER_MSEC);
-	/* A backend switch or a failing device is seen within a second. */
-	if (kernel_hwrng_acting(&d->kh))
-		p = MIN(p, NSEC_PER_SEC);
 	return p == UINT64_MAX ? 0 : p;
 }
 
@@ -249,8 +247,8 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 
 	memset(d, 0, sizeof(*d));
 	kernel_hwrng_init(&d->kh);
-	d->sig_fd = d->wake_fd = d->timer_fd = d->tick_fd = -1;
-	d->timer_at = UINT64_MAX;
+	d->sig_fd = d->wake_fd = d->timer_fd = -1;
+	d->timer_at = d->tick_at = UINT64_MAX;
 	conf_init(&d->conf, source_check_section);
 	d->mode = mode;
 	d->byte_limit = byte_limit;
@@ -313,12 +311,10 @@ int daemon_init(struct daemon *d, struct conf *conf, struct source_set *set,
 	d->sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	d->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	d->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->buf_size = KERNEL_CHUNK;
 	d->buf = malloc(d->buf_size);
 	d->iov = malloc(FEED_IOV * sizeof(*d->iov));
-	if (d->sig_fd < 0 || d->wake_fd < 0 || d->timer_fd < 0 || d->tick_fd < 0 || !d->buf ||
-	    !d->iov) {
+	if (d->sig_fd < 0 || d->wake_fd < 0 || d->timer_fd < 0 || !d->buf || !d->iov) {
 		r = d->buf && d->iov ? -errno : -ENOMEM;
 		log_error("cannot set up the main loop: %s", strerror(-r));
 		goto fail;
@@ -357,7 +353,7 @@ void daemon_reset_tick(struct daemon *d)
 	uint64_t p = tick_period(d);
 
 	d->tick_ns = p;
-	arm_timer(d->tick_fd, p ? now_ns() + p : UINT64_MAX, p);
+	d->tick_at = p ? now_ns() + p : UINT64_MAX;
 }
 
 size_t daemon_usable_sources(struct daemon *d)
@@ -502,6 +498,9 @@ static void fed_ok(struct daemon *d, uint64_t now, size_t fed)
 		notify_ready();
 		d->ready_sent = true;
 	}
+	/* What STATUS= says changed; a change kept back already is refreshed when due. */
+	if (d->notify && !output_sink(d) && notify_status_due() == UINT64_MAX)
+		daemon_notify_status(d);
 }
 
 /*
@@ -624,7 +623,7 @@ static void tick(struct daemon *d)
 		notify_ready();
 		d->ready_sent = true;
 	}
-	/* Half a tick early is on time: the tick timer may fire a hair before the deadline. */
+	/* Half a tick early is on time: ticks are not exactly one period apart. */
 	if (d->watchdog_ns && now + d->tick_ns / 2 >= d->next_watchdog_ns) {
 		notify_watchdog(all_healthy(d, now));
 		d->next_watchdog_ns = now + d->watchdog_ns / 2;
@@ -679,6 +678,37 @@ static int wait_timeout(struct daemon *d, int timeout)
 	due = (d->partial_since ? d->partial_since : now) + STREAM_FLUSH_NS;
 	left = now >= due ? 0 : (int)((due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
 	return timeout < 0 || left < timeout ? left : timeout;
+}
+
+/*
+ * poll()'s timeout for a deadline (CLOCK_MONOTONIC ns, UINT64_MAX: none) and the one the
+ * rest of the loop wants. The tick and a STATUS= kept back are deadlines rather than
+ * timerfds, whose expiry costs one more read() each time. Rounded up to the millisecond,
+ * so that the wait never ends before the deadline.
+ */
+static int timeout_until(uint64_t at, int timeout)
+{
+	uint64_t now = now_ns(), left;
+	int ms;
+
+	if (at == UINT64_MAX)
+		return timeout;
+	left = at > now ? at - now : 0;
+	ms = (int)MIN((left + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC, (uint64_t)INT_MAX);
+	return timeout < 0 || ms < timeout ? ms : timeout;
+}
+
+/* Whether the tick is due, and the next one set (one a period; missed ones are not run). */
+static bool tick_due(struct daemon *d)
+{
+	uint64_t now = now_ns();
+
+	if (now < d->tick_at)
+		return false;
+	d->tick_at += d->tick_ns;
+	if (d->tick_at <= now)
+		d->tick_at = now + d->tick_ns;
+	return true;
 }
 
 /* Whether every source has ended for good (failed, or ran out of input). */
@@ -739,25 +769,26 @@ int daemon_run(struct daemon *d)
 	 */
 	r = d->mode == DAEMON_ONCE && d->c.feeds && sink_crng_ready() ? 1 : feed_cycle(d);
 	while (r == 0) {
-		struct pollfd p[5] = {
+		struct pollfd p[4] = {
 			{ .fd = d->sig_fd, .events = POLLIN },
 			{ .fd = d->wake_fd, .events = POLLIN },
 			{ .fd = d->timer_fd, .events = POLLIN },
-			{ .fd = d->tick_fd, .events = POLLIN },
 			{ .fd = -1, .events = POLLOUT },
 		};
 		int timeout = -1, sink_timeout;
 
 		/* What the sink waits for (legacy kernels: POLLOUT), only with data to give. */
 		sink_timeout =
-			sink_prepare_wait(d->sink, d->conf.feed_interval * NSEC_PER_SEC, &p[4]);
-		if (p[4].fd >= 0 && fresh_available(d, now_ns()) == 0)
-			p[4].fd = -1;
+			sink_prepare_wait(d->sink, d->conf.feed_interval * NSEC_PER_SEC, &p[3]);
+		if (p[3].fd >= 0 && fresh_available(d, now_ns()) == 0)
+			p[3].fd = -1;
 		if (d->mode == DAEMON_ONCE)
 			timeout = 1000;
-		if (p[4].fd >= 0)
+		if (p[3].fd >= 0)
 			timeout = sink_timeout;
-		timeout = wait_timeout(d, timeout);
+		timeout = timeout_until(d->tick_at, wait_timeout(d, timeout));
+		if (d->notify)
+			timeout = timeout_until(notify_status_due(), timeout);
 		if (poll(p, ARRAY_SIZE(p), timeout) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -771,8 +802,8 @@ int daemon_run(struct daemon *d)
 				break;
 			}
 		}
-		if (p[4].fd >= 0)
-			sink_wait_done(d->sink, p[4].revents);
+		if (p[3].fd >= 0)
+			sink_wait_done(d->sink, p[3].revents);
 		if (p[1].revents & POLLIN) {
 			drain_fd(d->wake_fd);
 			look_for_late_reader(d);
@@ -783,10 +814,10 @@ int daemon_run(struct daemon *d)
 			drain_fd(d->timer_fd);
 			d->timer_at = UINT64_MAX; /* expired */
 		}
-		if (p[3].revents & POLLIN) {
-			drain_fd(d->tick_fd);
+		if (tick_due(d))
 			tick(d);
-		}
+		else if (d->notify && now_ns() >= notify_status_due())
+			daemon_notify_status(d);
 		if (!hold_for_batch(d, now_ns())) {
 			r = feed_cycle(d);
 			if (r != 0)
@@ -842,9 +873,12 @@ int daemon_run(struct daemon *d)
 	 * (daemon_fini() would): the sysfs write and the state file's removal overlap their
 	 * wake-ups. After the last numbers above, which still say what was taken. (A failed
 	 * start, which never comes here, keeps the reverse order: the readers put rng_current
-	 * back first.)
+	 * back first.) Left as the readers are, the exit closes the descriptors.
 	 */
-	kernel_hwrng_stop(&d->kh);
+	if (d->leave_readers)
+		kernel_hwrng_give_back_at_exit(&d->kh);
+	else
+		kernel_hwrng_stop(&d->kh);
 	return r > 0 ? 0 : r;
 }
 
@@ -868,7 +902,6 @@ void daemon_fini(struct daemon *d)
 	closep(&d->sig_fd);
 	closep(&d->wake_fd);
 	closep(&d->timer_fd);
-	closep(&d->tick_fd);
 	if (d->buf)
 		wipe(d->buf, d->buf_size);
 	free(d->buf);

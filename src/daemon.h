@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The main loop: one thread (this one) waits in poll() on a signalfd, an eventfd the source
- * threads write to when a tested block is ready, a timerfd for the feeding clock, a 1 s tick
- * when something periodic is on, and, on legacy kernels, /dev/random's POLLOUT. It is the only
- * thread that touches the sink, the status file and sd_notify.
+ * threads write to when a tested block is ready, a timerfd for the feeding clock and, on
+ * legacy kernels, /dev/random's POLLOUT, until the next tick when something periodic is on
+ * (poll()'s timeout). It is the only thread that touches the sink, the status file and
+ * sd_notify.
  */
 #ifndef RNGD_DAEMON_H
 #define RNGD_DAEMON_H
@@ -63,8 +64,9 @@ struct daemon {
 	uint64_t timer_at;	/* when the feed timer fires, UINT64_MAX: disarmed */
 	bool status_error_logged;
 	bool metrics_error_logged;
-	int sig_fd, wake_fd, timer_fd, tick_fd;
+	int sig_fd, wake_fd, timer_fd;
 	uint64_t tick_ns;	/* tick period, 0 = off */
+	uint64_t tick_at;	/* the next tick, poll()'s deadline (UINT64_MAX: off) */
 	struct pool *pool;	/* the set's blocks, in turn, and their credit */
 	/* Old sets of reloads whose threads were still in a read (source_set_retire()). */
 	struct source_set *retired[8];

@@ -202,7 +202,6 @@ void daemon_update_status(struct daemon *d, bool force_file)
 	if (d->notify) {
 		stats_format_notify_status(&s.doc, text, sizeof(text));
 		notify_status(now, "%s", text);
-		notify_status_flush(now);
 	}
 	if (file_due) {
 		r = stats_write_status(d->conf.status_file, &s.doc);
@@ -215,6 +214,23 @@ void daemon_update_status(struct daemon *d, bool force_file)
 		write_metrics(d, &s);
 		d->next_metrics_ns = now + d->conf.metrics_interval * NSEC_PER_SEC;
 	}
+	snapshot_free(&s);
+}
+
+void daemon_notify_status(struct daemon *d)
+{
+	struct snapshot s;
+	char text[512];
+
+	if (!d->notify)
+		return;
+	if (snapshot_take(d, &s) < 0) {
+		/* Out of memory: the text kept back goes as it is, not retried at once. */
+		notify_status_flush(now_ns());
+		return;
+	}
+	stats_format_notify_status(&s.doc, text, sizeof(text));
+	notify_status(now_ns(), "%s", text);
 	snapshot_free(&s);
 }
 

@@ -15,6 +15,11 @@ void daemon_stats_line(struct daemon *d);
  * files now when force_file.
  */
 void daemon_update_status(struct daemon *d, bool force_file);
+/*
+ * STATUS= alone, from a fresh snapshot: after a feed (when no change waits already), and
+ * when a change kept back by the once-a-second limit is due (notify_status_due()).
+ */
+void daemon_notify_status(struct daemon *d);
 /* Whether d writes a metrics file: one is set and d is the daemon (not -t, --once, --dump). */
 bool daemon_writes_metrics(const struct daemon *d);
 /* The metrics file now, when d writes one (at exit). */

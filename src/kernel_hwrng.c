@@ -85,6 +85,15 @@ bool kernel_hwrng_acting(const struct kernel_hwrng *kh)
 	return kh->dir && kh->dir[0];
 }
 
+unsigned int kernel_hwrng_look_seconds(const struct kernel_hwrng *kh)
+{
+	if (!kernel_hwrng_acting(kh))
+		return 0;
+	if (kh->mode == KERNEL_HWRNG_TAKE_OVER && kh->taken && !kh->busy && !kh->deferred)
+		return KERNEL_HWRNG_LOOK_HELD;
+	return 1;
+}
+
 void kernel_hwrng_init(struct kernel_hwrng *kh)
 {
 	memset(kh, 0, sizeof(*kh));
@@ -270,11 +279,12 @@ static void crash_arm(const struct kernel_hwrng *kh)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = crash_handler;
 	sigemptyset(&sa.sa_mask);
+	/* One call a signal: what it replaced is kept, unless that was this handler already. */
 	for (size_t i = 0; i < ARRAY_SIZE(crash_signals); i++) {
-		struct sigaction now;
+		struct sigaction was;
 
-		if (sigaction(crash_signals[i], NULL, &now) == 0 && now.sa_handler != crash_handler)
-			(void)sigaction(crash_signals[i], &sa, &crash_old[i]);
+		if (sigaction(crash_signals[i], &sa, &was) == 0 && was.sa_handler != crash_handler)
+			crash_old[i] = was;
 	}
 	crash_qfd = kh->fd;
 	crash_cfd = kh->cur_rfd;
@@ -668,7 +678,7 @@ int kernel_hwrng_take(struct kernel_hwrng *kh)
 	return r;
 }
 
-void kernel_hwrng_give_back(struct kernel_hwrng *kh, const char *why)
+static void give_back_all(struct kernel_hwrng *kh, const char *why)
 {
 	struct kernel_hwrng_owed all[KERNEL_HWRNG_OWED_MAX];
 	size_t n = kh->n_owed;
@@ -678,8 +688,18 @@ void kernel_hwrng_give_back(struct kernel_hwrng *kh, const char *why)
 	memcpy(all, kh->owed, n * sizeof(all[0]));
 	for (size_t i = 0; i < n; i++)
 		give_back_logged(kh, all[i].backend, why);
+}
+
+void kernel_hwrng_give_back(struct kernel_hwrng *kh, const char *why)
+{
+	give_back_all(kh, why);
 	if (kh->n_owed == 0)
 		lock_release(kh);
+}
+
+void kernel_hwrng_give_back_at_exit(struct kernel_hwrng *kh)
+{
+	give_back_all(kh, "rngd stops");
 }
 
 struct source *kernel_hwrng_reader(struct source_set *set, const char **dir_ret)

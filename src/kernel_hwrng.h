@@ -73,6 +73,19 @@ void kernel_hwrng_init(struct kernel_hwrng *kh);
 /* Whether it acts on a hw_random directory (rng_quality opened there once). */
 bool kernel_hwrng_acting(const struct kernel_hwrng *kh);
 
+/* Seconds between two looks (kernel_hwrng_update()) while it holds the backend, steady. */
+#define KERNEL_HWRNG_LOOK_HELD 5
+
+/*
+ * How often kernel_hwrng_update() should run, in seconds; 0 when not acting. Each second
+ * while something waits for it: a take-over not done yet, refused or deferred (retried),
+ * watch's failing device. Every KERNEL_HWRNG_LOOK_HELD seconds while it holds the current
+ * backend with nothing to retry: what such a look finds (a switch, a quality raised by a
+ * driver that registered again) the kernel's thread has acted on at once either way (rngd(8),
+ * "The kernel's hwrng thread"), and what rngd credits follows the backend its reader reads.
+ */
+unsigned int kernel_hwrng_look_seconds(const struct kernel_hwrng *kh);
+
 /*
  * At start, while rng_quality can still be opened (before the privilege drop): for mode
  * take-over or watch, open rng_quality of dir for writing and keep it (rng_current too when
@@ -123,6 +136,13 @@ int kernel_hwrng_take(struct kernel_hwrng *kh);
  * stays in the state file for root's restore. One line each.
  */
 void kernel_hwrng_give_back(struct kernel_hwrng *kh, const char *why);
+
+/*
+ * The same ("rngd stops") when the process's exit follows at once (a stop by signal): the
+ * lock, the descriptors and the memory go with the process, without kernel_hwrng_stop()'s
+ * unlock and five close() calls on the stop's path.
+ */
+void kernel_hwrng_give_back_at_exit(struct kernel_hwrng *kh);
 
 /*
  * For the status document: what the take-over (or watch) holds now. "held": this process

@@ -110,6 +110,8 @@ static int send_status(const char *text, uint64_t now)
 
 	snprintf(msg, sizeof(msg), "STATUS=%s", text);
 	r = send_msg(msg);
+	/* Sent or not, the next try is an interval later: a pending text is not retried at once. */
+	st.last_ns = now;
 	if (r <= 0)
 		return r;
 	snprintf(st.last, sizeof(st.last), "%s", text);
@@ -155,6 +157,11 @@ int notify_status_flush(uint64_t now)
 		return 0;
 	memcpy(text, st.pending, sizeof(text));
 	return send_status(text, now);
+}
+
+uint64_t notify_status_due(void)
+{
+	return st.has_pending ? st.last_ns + NOTIFY_STATUS_INTERVAL_NS : UINT64_MAX;
 }
 
 int notify_watchdog(bool healthy)

@@ -49,6 +49,12 @@ int notify_status(uint64_t now, const char *fmt, ...) _printf_(2, 3);
 int notify_status_flush(uint64_t now);
 
 /*
+ * When the pending STATUS may be sent (CLOCK_MONOTONIC ns, as now above): the caller's
+ * wake-up for a fresh notify_status(). UINT64_MAX when none is pending.
+ */
+uint64_t notify_status_due(void);
+
+/*
  * WATCHDOG=1, but only when healthy is true: the caller passes whether the main loop runs
  * and every source thread is alive or deliberately idle. When it is false nothing is sent,
  * so that systemd restarts a wedged daemon after WatchdogSec=.

@@ -368,6 +368,30 @@ static void test_mode_and_path(void **st)
 	free(path);
 }
 
+/*
+ * A stop by signal: given back and the state file removed, the descriptors and the lock left
+ * to the process's exit (kernel_hwrng_stop() here, as the exit would).
+ */
+static void test_give_back_at_exit(void **st)
+{
+	struct kernel_hwrng kh;
+
+	(void)st;
+	kernel(1, "virtio_rng.0", 1024, NULL, 0);
+	open_kh(&kh);
+	assert_int_equal(kernel_hwrng_take(&kh), 1);
+	assert_int_equal(sysfs_quality(), 0);
+	kernel_hwrng_give_back_at_exit(&kh);
+	assert_int_equal(sysfs_quality(), 1024);
+	assert_int_equal(access(state, F_OK), -1);
+	assert_false(kh.taken);
+	assert_true(kh.fd >= 0);
+	assert_true(kh.locked);
+	kernel_hwrng_stop(&kh);
+	assert_int_equal(kh.fd, -1);
+	assert_int_equal(sysfs_quality(), 1024);
+}
+
 /* Take over and give back: the state file is on disk before 0 is written, gone after. */
 static void test_take_and_give_back(void **st)
 {
@@ -377,8 +401,10 @@ static void test_take_and_give_back(void **st)
 	(void)st;
 	kernel(1, "virtio_rng.0", 1024, NULL, 0);
 	open_kh(&kh);
+	assert_int_equal(kernel_hwrng_look_seconds(&kh), 1); /* to take it over */
 	assert_int_equal(kernel_hwrng_take(&kh), 1);
 	assert_true(kh.taken);
+	assert_int_equal(kernel_hwrng_look_seconds(&kh), KERNEL_HWRNG_LOOK_HELD);
 	assert_true(state_seen_at_write);
 	assert_int_equal(sysfs_quality(), 0);
 	assert_int_equal(kh.quality, 1024);
@@ -392,6 +418,7 @@ static void test_take_and_give_back(void **st)
 	assert_int_equal(access(state, F_OK), -1);
 	assert_false(kh.taken);
 	assert_int_equal(kh.fd, -1);
+	assert_int_equal(kernel_hwrng_look_seconds(&kh), 0); /* not acting any more */
 	kernel_hwrng_stop(&kh); /* twice: nothing more */
 	assert_int_equal(quality_writes, 2);
 }
@@ -635,6 +662,7 @@ static void test_two_daemons(void **st)
 	log_release();
 	assert_false(b.taken);
 	assert_true(b.busy);
+	assert_int_equal(kernel_hwrng_look_seconds(&b), 1); /* retried each second */
 	assert_int_equal(b.holder, getpid()); /* from /proc/locks */
 	assert_int_equal(quality_writes, 0);
 	snprintf(want, sizeof(want), "another rngd (pid %ld) holds", (long)getpid());
@@ -954,6 +982,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mode_and_path),
 		cmocka_unit_test(test_take_and_give_back),
+		cmocka_unit_test(test_give_back_at_exit),
 		cmocka_unit_test(test_take_keeps_selection),
 		cmocka_unit_test(test_take_refused_on_switch),
 		cmocka_unit_test(test_take_after_crash),

@@ -130,23 +130,30 @@ static void test_lifecycle(void **state)
 	/* Status: the same text again is not sent, even much later. */
 	assert_int_equal(notify_status(t + 5 * SEC, "Starting: %d sources", 2), 0);
 	expect_none(f);
+	assert_true(notify_status_due() == UINT64_MAX);
 	t += 5 * SEC;
 	assert_int_equal(notify_status(t, "Feeding: 64 bytes fed"), 1);
 	expect_msg(f, "STATUS=Feeding: 64 bytes fed");
-	/* A change within a second waits; a newer change replaces it. */
+	assert_true(notify_status_due() == UINT64_MAX);
+	/* A change within a second waits (due a second after the last one sent); a newer change
+	 * replaces it. */
 	assert_int_equal(notify_status(t + SEC / 10, "Feeding: 128 bytes fed"), 0);
+	assert_true(notify_status_due() == t + SEC);
 	assert_int_equal(notify_status(t + SEC / 2, "Feeding: 192 bytes fed"), 0);
+	assert_true(notify_status_due() == t + SEC);
 	expect_none(f);
 	assert_int_equal(notify_status_flush(t + SEC - 1), 0);
 	expect_none(f);
 	assert_int_equal(notify_status_flush(t + SEC), 1);
 	expect_msg(f, "STATUS=Feeding: 192 bytes fed");
+	assert_true(notify_status_due() == UINT64_MAX);
 	assert_int_equal(notify_status_flush(t + 3 * SEC), 0);
 	expect_none(f);
 	t += SEC;
 	/* A change that comes back to the shown text before it was due is dropped. */
 	assert_int_equal(notify_status(t + SEC / 2, "Feeding: 256 bytes fed"), 0);
 	assert_int_equal(notify_status(t + SEC / 2, "Feeding: 192 bytes fed"), 0);
+	assert_true(notify_status_due() == UINT64_MAX);
 	assert_int_equal(notify_status_flush(t + 2 * SEC), 0);
 	expect_none(f);
 	/* A pending change is sent by the next due notify_status() too. */
@@ -181,6 +188,26 @@ static void test_lifecycle(void **state)
 	assert_int_equal(notify_stopping(), 1);
 	expect_msg(f, "STOPPING=1");
 	expect_none(f);
+}
+
+/*
+ * A STATUS= that cannot be sent (the manager's socket gone) stays pending and is due an
+ * interval after the try, not at once: the main loop waits for notify_status_due().
+ */
+static void test_status_send_fails(void **state)
+{
+	struct fake *f = *state;
+	uint64_t t = 100 * SEC;
+
+	SKIP_WITHOUT_SYSTEMD();
+	assert_int_equal(notify_status(t, "one"), 1);
+	expect_msg(f, "STATUS=one");
+	assert_int_equal(notify_status(t + SEC / 2, "two"), 0);
+	assert_true(notify_status_due() == t + SEC);
+	assert_int_equal(unlink(f->path), 0);
+	assert_true(notify_status_flush(t + SEC) < 0);
+	assert_true(notify_status_due() == t + 2 * SEC);
+	assert_int_equal(notify_status_flush(t + SEC + SEC / 2), 0); /* not due: not tried */
 }
 
 static void test_long_status_cut(void **state)
@@ -240,6 +267,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_send_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_status_cut, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_under_systemd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_watchdog_usec, setup, teardown),
