@@ -81,8 +81,10 @@ bool kernel_hwrng_acting(const struct kernel_hwrng *kh);
  * while something waits for it: a take-over not done yet, refused or deferred (retried),
  * watch's failing device. Every KERNEL_HWRNG_LOOK_HELD seconds while it holds the current
  * backend with nothing to retry: what such a look finds (a switch, a quality raised by a
- * driver that registered again) the kernel's thread has acted on at once either way (rngd(8),
- * "The kernel's hwrng thread"), and what rngd credits follows the backend its reader reads.
+ * driver that registered again or by hand) the kernel's thread acts on by its own clock
+ * either way (on 6.1 and later at once after a switch, else at its next read, one a reseed
+ * interval: kernel-interfaces.md §1.7), and what rngd credits follows the backend its reader
+ * reads.
  */
 unsigned int kernel_hwrng_look_seconds(const struct kernel_hwrng *kh);
 

@@ -252,7 +252,6 @@ static json_t *feed_to_json(const struct status_doc *doc)
 	return checked(o, bad);
 }
 
-/* The whole document, newline-terminated, to fd. 0 or -errno. */
 /*
  * jansson seeds its hash tables at the first object from /dev/urandom: an open, a read and
  * a close. One getrandom() gives it the seed instead (its own way when that fails).
@@ -269,6 +268,7 @@ static void seed_json(void)
 		json_object_seed(seed);
 }
 
+/* The whole document, newline-terminated, to fd. 0 or -errno. */
 static int write_doc(int fd, const void *data)
 {
 	const struct status_doc *doc = data;
