@@ -27,13 +27,16 @@ static int cmdline_r;
 
 static void cmdline_read(void)
 {
-	char *text = NULL;
-	ssize_t n = read_text_alloc(CPU_TRUST_CMDLINE, CMDLINE_MAX, &text);
+	ssize_t n = read_text_alloc(CPU_TRUST_CMDLINE, CMDLINE_MAX, &cmdline);
 
+	cmdline_r = n < 0 ? (int)n : 0;
 	/* Kept at its length, not in the 4 KiB (or larger) buffer it was read into. */
-	cmdline = n < 0 ? NULL : strdup(text);
-	cmdline_r = n < 0 ? (int)n : cmdline ? 0 : -ENOMEM;
-	free(text);
+	if (n >= 0) {
+		char *fit = realloc(cmdline, (size_t)n + 1);
+
+		if (fit)
+			cmdline = fit;
+	}
 }
 
 int cpu_trust_read_cmdline(char **text)

@@ -91,7 +91,8 @@ static int block_signals(sigset_t *set)
 	return -pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-static int arm_timer(int fd, uint64_t at_ns, uint64_t period_ns)
+/* A one-shot timerfd at at_ns (CLOCK_MONOTONIC), or disarmed for UINT64_MAX. */
+static int arm_timer(int fd, uint64_t at_ns)
 {
 	struct itimerspec its = { 0 };
 
@@ -100,8 +101,6 @@ static int arm_timer(int fd, uint64_t at_ns, uint64_t period_ns)
 			at_ns = 1; /* 0 would disarm */
 		its.it_value.tv_sec = (time_t)(at_ns / NSEC_PER_SEC);
 		its.it_value.tv_nsec = (long)(at_ns % NSEC_PER_SEC);
-		its.it_interval.tv_sec = (time_t)(period_ns / NSEC_PER_SEC);
-		its.it_interval.tv_nsec = (long)(period_ns % NSEC_PER_SEC);
 	}
 	return timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
 }
@@ -154,7 +153,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
  */
 static uint64_t tick_period(const struct daemon *d)
 {
-	uint64_t p = UINT64_MAX, s = 0;
+	uint64_t p = UINT64_MAX, s = 0, look = kernel_hwrng_look_seconds(&d->kh);
 
 	if (d->conf.status_interval)
 		s = gcd(s, d->conf.status_interval);
@@ -163,8 +162,8 @@ static uint64_t tick_period(const struct daemon *d)
 	if (d->conf.stats_interval)
 		s = gcd(s, d->conf.stats_interval);
 	/* The kernel's hwrng: a backend switch or a failing device is seen in time. */
-	if (kernel_hwrng_look_seconds(&d->kh))
-		s = gcd(s, kernel_hwrng_look_seconds(&d->kh));
+	if (look)
+		s = gcd(s, look);
 	if (s)
 		p = s * NSEC_PER_SEC;
 	if (d->mode == DAEMON_TEST)
@@ -474,7 +473,7 @@ static void set_feed_timer(struct daemon *d, uint64_t at_ns)
 {
 	if (at_ns == d->timer_at)
 		return;
-	if (arm_timer(d->timer_fd, at_ns, 0) == 0)
+	if (arm_timer(d->timer_fd, at_ns) == 0)
 		d->timer_at = at_ns;
 }
 

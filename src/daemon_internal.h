@@ -23,7 +23,7 @@ void daemon_setup_ring(struct daemon *d, struct source_set *set);
 int daemon_setup_pool(struct daemon *d);
 /* The feed policy for the sink and keys; keep_history keeps when it last fed. */
 void daemon_setup_policy(struct daemon *d, bool keep_history);
-/* Re-arm the tick timer for the period the state calls for. */
+/* Set the next tick for the period the state calls for (from now). */
 void daemon_reset_tick(struct daemon *d);
 /* Sources that are not absent (running, starting, waiting or backing off). */
 size_t daemon_usable_sources(struct daemon *d);

@@ -178,6 +178,15 @@ static void status_write_failed(const char *path, int r)
 	log_warning("cannot write the status file '%s': %s, ignoring", path, strerror(-r));
 }
 
+/* STATUS= from snapshot s (notify_status(): sent on change, at most once a second). */
+static void notify_from(const struct snapshot *s, uint64_t now)
+{
+	char text[512];
+
+	stats_format_notify_status(&s->doc, text, sizeof(text));
+	notify_status(now, "%s", text);
+}
+
 /*
  * STATUS= for systemd (sent only on change, at most once a second), the status file
  * (every status-interval) and the metrics file (every metrics-interval), or both files now
@@ -185,24 +194,21 @@ static void status_write_failed(const char *path, int r)
  */
 void daemon_update_status(struct daemon *d, bool force_file)
 {
-	/* Half a tick early is on time: the tick timer may fire a hair before the deadline. */
+	/* Half a tick early is on time: ticks are not exactly one period apart. */
 	uint64_t now = now_ns(), soon = now + d->tick_ns / 2;
 	bool file_due = d->conf.status_file &&
 			(force_file || (d->conf.status_interval && soon >= d->next_status_ns));
 	bool metrics_due = daemon_writes_metrics(d) &&
 			   (force_file || (d->conf.metrics_interval && soon >= d->next_metrics_ns));
 	struct snapshot s;
-	char text[512];
 	int r;
 
 	if (!d->notify && !file_due && !metrics_due)
 		return;
 	if (snapshot_take(d, &s) < 0)
 		return;
-	if (d->notify) {
-		stats_format_notify_status(&s.doc, text, sizeof(text));
-		notify_status(now, "%s", text);
-	}
+	if (d->notify)
+		notify_from(&s, now);
 	if (file_due) {
 		r = stats_write_status(d->conf.status_file, &s.doc);
 		if (r < 0 && !d->status_error_logged)
@@ -220,7 +226,6 @@ void daemon_update_status(struct daemon *d, bool force_file)
 void daemon_notify_status(struct daemon *d)
 {
 	struct snapshot s;
-	char text[512];
 
 	if (!d->notify)
 		return;
@@ -229,8 +234,7 @@ void daemon_notify_status(struct daemon *d)
 		notify_status_flush(now_ns());
 		return;
 	}
-	stats_format_notify_status(&s.doc, text, sizeof(text));
-	notify_status(now_ns(), "%s", text);
+	notify_from(&s, now_ns());
 	snapshot_free(&s);
 }
 
