@@ -29,6 +29,13 @@
 #include "wide.h"
 
 #define DEFAULT_PROCDIR "/proc/sys/kernel/random"
+/*
+ * A path under the proc directory: /proc/sys/kernel/random/write_wakeup_threshold is 46
+ * bytes, a test's directory under /tmp not much more. Not PATH_MAX: the start runs these
+ * on the main thread, and a 4 KiB buffer there was a page of its stack (a longer procdir
+ * is ENAMETOOLONG).
+ */
+#define PROC_PATH_MAX 256
 #define RANDOM_DEV "/dev/random"
 #define LEGACY_POOLSIZE 4096
 
@@ -265,7 +272,7 @@ static int proc_path(const struct sink *s, const char *name, char *buf, size_t s
 int sink_detect_generation(const char *procdir, enum kernel_gen *ret)
 {
 	struct sink tmp = { .procdir = (char *)procdir };
-	char path[PATH_MAX], buf[32];
+	char path[PROC_PATH_MAX], buf[32];
 	uint64_t v;
 	ssize_t n;
 	int r;
@@ -330,7 +337,7 @@ int sink_entropy_avail(struct sink *s)
 
 int sink_set_watermark(struct sink *s, unsigned int bits)
 {
-	char path[PATH_MAX], val[16];
+	char path[PROC_PATH_MAX], val[16];
 	int r;
 
 	if (s->output_mode)
@@ -488,7 +495,7 @@ int sink_wait_done(struct sink *s, short revents)
 /* The kernel's write_wakeup_threshold in bits, -1 when unknown. */
 static int64_t kernel_threshold(const struct sink *s)
 {
-	char path[PATH_MAX], buf[32];
+	char path[PROC_PATH_MAX], buf[32];
 	uint64_t v;
 
 	if (proc_path(s, "write_wakeup_threshold", path, sizeof(path)) < 0 ||

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,12 +29,6 @@ static void json_decref_p(json_t **j)
 	json_decref(*j);
 }
 
-static json_t *j_uint(uint64_t v)
-{
-	/* json_int_t is long long; counters never get near 2^63, but do not wrap if they do. */
-	return json_integer(v > (uint64_t)LLONG_MAX ? LLONG_MAX : (json_int_t)v);
-}
-
 static void format_time(uint64_t ns, char *buf, size_t len)
 {
 	struct utc_time u;
@@ -45,97 +38,23 @@ static void format_time(uint64_t ns, char *buf, size_t len)
 		 u.min, u.sec);
 }
 
-static json_t *j_time(uint64_t ns)
-{
-	char buf[32];
-
-	if (ns == 0)
-		return json_null();
-	format_time(ns, buf, sizeof(buf));
-	return json_string(buf);
-}
-
-static json_t *j_str(const char *s)
-{
-	/* json_string() refuses invalid UTF-8; an error text from a device must not lose all. */
-	return s ? json_stringn_nocheck(s, strlen(s)) : json_null();
-}
-
 /*
- * Set key to a new reference; counts a failure in *bad instead of returning (obj NULL, out
- * of memory, too: jansson releases v).
+ * The document is written here, text straight into a buffer on the stack, laid out byte
+ * for byte as jansson's json_dumps() lays out JSON_INDENT(2) | JSON_PRESERVE_ORDER (each
+ * member on its own line, two spaces a level, `"key": value`, the closing bracket on the
+ * parent's indent, "{}" and "[]" when empty); tests/test_stats.c checks the file against
+ * json_dumps() of the document read back. jansson reads it (--status, stats_load_status()),
+ * but no longer writes it: a tree of the document raised the top of the heap for a moment
+ * every status-interval, and its code and tables were 48 kB of the daemon's resident pages
+ * for the one text it made (bench/README.md, footprint).
  */
-static void set(json_t *obj, const char *key, json_t *v, int *bad)
-{
-	if (!v || json_object_set_new(obj, key, v) < 0)
-		(*bad)++;
-}
+#define MAX_DEPTH 4
 
-/* o when all its members were set, else NULL (o released). */
-static json_t *checked(json_t *o, int bad)
-{
-	if (bad) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-static json_t *source_to_json(const struct status_source *s)
-{
-	json_t *o = json_object(), *fips = json_object(), *ctr = json_object();
-	int bad = 0;
-
-	if (!o || !fips || !ctr) {
-		json_decref(o);
-		json_decref(fips);
-		json_decref(ctr);
-		return NULL;
-	}
-	set(o, "name", j_str(s->name ? s->name : "?"), &bad);
-	set(o, "state", j_str(s->state ? s->state : "?"), &bad);
-	set(o, "state_since", j_time(s->state_since), &bad);
-	set(o, "bytes_read", j_uint(s->bytes_read), &bad);
-	set(o, "blocks_tested", j_uint(s->blocks_tested), &bad);
-	set(o, "blocks_passed", j_uint(s->blocks_passed), &bad);
-	for (size_t i = 0; i < FIPS_N_TESTS; i++)
-		set(fips, stats_fips_keys[i], j_uint(s->fips_failures[i]), &bad);
-	set(o, "fips_failures", fips, &bad);
-	set(o, "blocks_replayed", j_uint(s->blocks_replayed), &bad);
-	set(o, "health_failures", j_uint(s->health_failures), &bad);
-	set(o, "bytes_fed", j_uint(s->bytes_fed), &bad);
-	set(o, "bits_credited", j_uint(s->bits_credited), &bad);
-	set(o, "last_error", j_str(s->last_error), &bad);
-	set(o, "last_passed", j_time(s->last_passed), &bad);
-	for (size_t i = 0; i < MIN(s->n_counters, (size_t)STATUS_MAX_COUNTERS); i++)
-		if (s->counters[i].name)
-			set(ctr, s->counters[i].name, j_uint(s->counters[i].value), &bad);
-	set(o, "counters", ctr, &bad);
-	return checked(o, bad);
-}
-
-/*
- * The document goes to the file a value at a time, never as one tree: the top level and the
- * sources array are laid out here as jansson lays out JSON_INDENT(2) (each member on its
- * own line, indented two spaces a level, `"key": value`, "," between, the closing brace on
- * the parent's indent), and jansson dumps each value (a scalar, a small object, one
- * source), indented to its depth. A tree of the whole document (five sources: about 10 KiB
- * of small allocations) and json_dumps()'s doubling string and its copy (4 + 2 + 3.3 KiB)
- * raised the top of the heap 20 KiB above the daemon's data for a moment every
- * status-interval, and those pages stayed in its RSS (bench/README.md, Footprint). Now one
- * source's tree at a time, and the text through a buffer on the stack: about one write().
- * tests/test_stats.c checks the file against json_dumps() of the document read back.
- */
-#define DOC_FLAGS (JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY)
-
-/*
- * Its 4 KiB buffer is no new stack: write_atomic() has just returned from open_dir_of()'s
- * PATH_MAX array at the same depth (the deepest stack of a daemon is feed(), daemon.c).
- */
 struct writer {
 	int fd;
-	int err;	     /* the first failure's -errno; nothing is written after it */
-	unsigned int indent; /* spaces after each newline of the value being dumped */
+	int err;	    /* the first failure's -errno; nothing is written after it */
+	unsigned int depth; /* of the object or array open now; 0 outside the document */
+	bool empty[MAX_DEPTH + 1]; /* nothing in the object or array at that depth yet */
 	size_t len;
 	char buf[4096];
 };
@@ -166,132 +85,264 @@ static void w_puts(struct writer *w, const char *s)
 	w_put(w, s, strlen(s));
 }
 
-static void w_indent(struct writer *w, unsigned int n)
+static void w_newline(struct writer *w)
 {
-	static const char spaces[] = "        ";
+	static const char spaces[] = "\n        ";
 
-	for (; n > sizeof(spaces) - 1; n -= sizeof(spaces) - 1)
-		w_put(w, spaces, sizeof(spaces) - 1);
-	w_put(w, spaces, n);
-}
-
-/* json_dump_callback()'s: jansson's text with each line indented by w->indent. */
-static int w_dumped(const char *s, size_t n, void *data)
-{
-	struct writer *w = data;
-	const char *nl;
-
-	while ((nl = memchr(s, '\n', n))) {
-		w_put(w, s, (size_t)(nl - s) + 1);
-		w_indent(w, w->indent);
-		n -= (size_t)(nl - s) + 1;
-		s = nl + 1;
-	}
-	w_put(w, s, n);
-	return 0;
-}
-
-/* v (a new reference, taken; NULL: out of memory) as a value at depth. */
-static void w_value(struct writer *w, unsigned int depth, json_t *v)
-{
-	if (!v) {
-		w->err = w->err ? w->err : -ENOMEM;
-		return;
-	}
-	w->indent = 2 * depth;
-	/* Fails only on what JSON cannot say: a string that is not UTF-8. */
-	if (w->err == 0 && json_dump_callback(v, w_dumped, w, DOC_FLAGS) < 0)
-		w->err = -EINVAL;
-	json_decref(v);
-}
-
-/* A member of the top-level object, not the last one: `\n  "key": value,`. */
-static void w_member(struct writer *w, const char *key, json_t *v)
-{
-	w_puts(w, "\n  \"");
-	w_puts(w, key);
-	w_puts(w, "\": ");
-	w_value(w, 1, v);
-	w_puts(w, ",");
-}
-
-static json_t *kernel_to_json(const struct status_doc *doc)
-{
-	json_t *o = json_object();
-	int bad = 0;
-
-	set(o, "generation", j_str(doc->kernel_generation), &bad);
-	set(o, "crng_ready", json_boolean(doc->crng_ready), &bad);
-	return checked(o, bad);
-}
-
-static json_t *kernel_hwrng_to_json(const struct status_doc *doc)
-{
-	const char *backend = doc->kernel_hwrng_backend;
-	json_t *o = json_object();
-	int bad = 0;
-
-	set(o, "mode", j_str(doc->kernel_hwrng_mode ? doc->kernel_hwrng_mode : "leave"), &bad);
-	set(o, "takeover", j_str(doc->kernel_hwrng_takeover ? doc->kernel_hwrng_takeover : "none"),
-	    &bad);
-	set(o, "backend", j_str(backend && backend[0] ? backend : NULL), &bad);
-	return checked(o, bad);
-}
-
-static json_t *feed_to_json(const struct status_doc *doc)
-{
-	json_t *o = json_object();
-	int bad = 0;
-
-	set(o, "feeds", j_uint(doc->feeds), &bad);
-	set(o, "bytes_fed", j_uint(doc->bytes_fed), &bad);
-	set(o, "bits_credited", j_uint(doc->bits_credited), &bad);
-	set(o, "reseeds", j_uint(doc->reseeds), &bad);
-	set(o, "last_feed", j_time(doc->last_feed), &bad);
-	set(o, "interval", j_uint(doc->feed_interval), &bad);
-	return checked(o, bad);
+	w_put(w, spaces, 1);
+	for (unsigned int n = 2 * w->depth; n; n -= MIN(n, 8u))
+		w_put(w, spaces + 1, MIN(n, 8u));
 }
 
 /*
- * jansson seeds its hash tables at the first object from /dev/urandom: an open, a read and
- * a close. One getrandom() gives it the seed instead (its own way when that fails).
+ * The length of the UTF-8 sequence at p, 1 to 4; 0 when it is none JSON can carry (what
+ * jansson refuses: a stray or overlong form, a surrogate, beyond U+10FFFF).
  */
-static void seed_json(void)
+static size_t utf8_len(const unsigned char *p)
 {
-	static bool seeded;
-	uint32_t seed = 0;
+	uint32_t cp;
+	size_t n;
 
-	if (seeded)
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] < 0xc2)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : p[0] < 0xf5 ? 4 : 0;
+	if (n == 0)
+		return 0;
+	cp = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80) /* also the terminating NUL */
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A string, escaped as jansson escapes; NULL is null. Not UTF-8: -EINVAL, the file unwritten. */
+static void w_str(struct writer *w, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)s, *run;
+
+	if (!s) {
+		w_puts(w, "null");
 		return;
-	seeded = true;
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed) && seed)
-		json_object_seed(seed);
+	}
+	w_put(w, "\"", 1);
+	for (run = p; *p;) {
+		size_t n = utf8_len(p);
+		char esc[6] = { '\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 15] };
+		const char *e = esc;
+		size_t elen = 2;
+
+		if (n == 0) {
+			w->err = w->err ? w->err : -EINVAL;
+			return;
+		}
+		if (n > 1 || (*p >= 0x20 && *p != '"' && *p != '\\')) {
+			p += n;
+			continue;
+		}
+		switch (*p) {
+		case '"': e = "\\\""; break;
+		case '\\': e = "\\\\"; break;
+		case '\b': e = "\\b"; break;
+		case '\f': e = "\\f"; break;
+		case '\n': e = "\\n"; break;
+		case '\r': e = "\\r"; break;
+		case '\t': e = "\\t"; break;
+		default: elen = sizeof(esc); break;
+		}
+		w_put(w, (const char *)run, (size_t)(p - run));
+		w_put(w, e, elen);
+		run = ++p;
+	}
+	w_put(w, (const char *)run, (size_t)(p - run));
+	w_put(w, "\"", 1);
+}
+
+/* json_int_t is long long: a counter is capped at 2^63 - 1, as json_integer() held it. */
+static void w_uint(struct writer *w, uint64_t v)
+{
+	char digits[20], *d = digits + sizeof(digits);
+
+	v = MIN(v, (uint64_t)LLONG_MAX);
+	do
+		*--d = (char)('0' + v % 10);
+	while (v /= 10);
+	w_put(w, d, (size_t)(digits + sizeof(digits) - d));
+}
+
+/* A time as "2026-11-30T04:46:55Z"; 0 (never) is null. */
+static void w_time(struct writer *w, uint64_t ns)
+{
+	char buf[32];
+
+	if (ns == 0) {
+		w_puts(w, "null");
+		return;
+	}
+	format_time(ns, buf, sizeof(buf));
+	w_str(w, buf);
+}
+
+static void w_open(struct writer *w, char bracket)
+{
+	w_put(w, &bracket, 1);
+	if (w->depth < MAX_DEPTH)
+		w->depth++;
+	w->empty[w->depth] = true;
+}
+
+static void w_close(struct writer *w, char bracket)
+{
+	bool empty = w->empty[w->depth];
+
+	if (w->depth)
+		w->depth--;
+	if (!empty)
+		w_newline(w);
+	w_put(w, &bracket, 1);
+}
+
+/* Before a member or an element: the comma after the one before it, a new line, the indent. */
+static void w_next(struct writer *w)
+{
+	if (!w->empty[w->depth])
+		w_put(w, ",", 1);
+	w->empty[w->depth] = false;
+	w_newline(w);
+}
+
+static void w_key(struct writer *w, const char *key)
+{
+	w_next(w);
+	w_str(w, key);
+	w_put(w, ": ", 2);
+}
+
+/* `"key": value` members: called once a member, not inlined there (the text's size is RSS). */
+static _noinline_ void w_key_uint(struct writer *w, const char *key, uint64_t v)
+{
+	w_key(w, key);
+	w_uint(w, v);
+}
+
+static _noinline_ void w_key_str(struct writer *w, const char *key, const char *s)
+{
+	w_key(w, key);
+	w_str(w, s);
+}
+
+static _noinline_ void w_key_time(struct writer *w, const char *key, uint64_t ns)
+{
+	w_key(w, key);
+	w_time(w, ns);
+}
+
+/* The index of the first of ctr[0..n) named name (n when none). */
+static size_t counter_named(const struct status_counter *ctr, size_t n, const char *name)
+{
+	size_t i = 0;
+
+	while (i < n && !(ctr[i].name && strcmp(ctr[i].name, name) == 0))
+		i++;
+	return i;
+}
+
+static void w_source(struct writer *w, const struct status_source *s)
+{
+	const struct status_counter *ctr = s->counters;
+	size_t n = MIN(s->n_counters, (size_t)STATUS_MAX_COUNTERS);
+
+	w_open(w, '{');
+	w_key_str(w, "name", s->name ? s->name : "?");
+	w_key_str(w, "state", s->state ? s->state : "?");
+	w_key_time(w, "state_since", s->state_since);
+	w_key_uint(w, "bytes_read", s->bytes_read);
+	w_key_uint(w, "blocks_tested", s->blocks_tested);
+	w_key_uint(w, "blocks_passed", s->blocks_passed);
+	w_key(w, "fips_failures");
+	w_open(w, '{');
+	for (size_t i = 0; i < FIPS_N_TESTS; i++)
+		w_key_uint(w, stats_fips_keys[i], s->fips_failures[i]);
+	w_close(w, '}');
+	w_key_uint(w, "blocks_replayed", s->blocks_replayed);
+	w_key_uint(w, "health_failures", s->health_failures);
+	w_key_uint(w, "bytes_fed", s->bytes_fed);
+	w_key_uint(w, "bits_credited", s->bits_credited);
+	w_key_str(w, "last_error", s->last_error);
+	w_key_time(w, "last_passed", s->last_passed);
+	w_key(w, "counters");
+	w_open(w, '{');
+	for (size_t i = 0; i < n; i++) {
+		if (!ctr[i].name || counter_named(ctr, i, ctr[i].name) < i)
+			continue;
+		/* A name given twice is one member, where it came first, with the last value. */
+		uint64_t value = ctr[i].value;
+
+		for (size_t j = i + 1; j < n; j++)
+			if (ctr[j].name && strcmp(ctr[j].name, ctr[i].name) == 0)
+				value = ctr[j].value;
+		w_key_uint(w, ctr[i].name, value);
+	}
+	w_close(w, '}');
+	w_close(w, '}');
 }
 
 /* The whole document, newline-terminated, to fd. 0 or -errno. */
 static int write_doc(int fd, const void *data)
 {
 	const struct status_doc *doc = data;
+	const char *backend = doc->kernel_hwrng_backend;
 	struct writer w = { .fd = fd };
 
-	seed_json();
-	w_puts(&w, "{");
-	w_member(&w, "version", json_integer(STATUS_FORMAT_VERSION));
-	w_member(&w, "rngd_version",
-		 j_str(doc->rngd_version ? doc->rngd_version : PACKAGE_VERSION));
-	w_member(&w, "pid", json_integer(doc->pid));
-	w_member(&w, "started", j_time(doc->started));
-	w_member(&w, "updated", j_time(doc->updated ? doc->updated : realtime_ns()));
-	w_member(&w, "kernel", kernel_to_json(doc));
-	w_member(&w, "kernel_hwrng", kernel_hwrng_to_json(doc));
-	w_member(&w, "feed", feed_to_json(doc));
-	w_puts(&w, "\n  \"sources\": [");
-	for (size_t i = 0; w.err == 0 && i < doc->n_sources; i++) {
-		w_puts(&w, i ? ",\n    " : "\n    ");
-		w_value(&w, 2, source_to_json(&doc->sources[i]));
+	w_open(&w, '{');
+	w_key_uint(&w, "version", STATUS_FORMAT_VERSION);
+	w_key_str(&w, "rngd_version", doc->rngd_version ? doc->rngd_version : PACKAGE_VERSION);
+	w_key_uint(&w, "pid", (uint64_t)doc->pid);
+	w_key_time(&w, "started", doc->started);
+	w_key_time(&w, "updated", doc->updated ? doc->updated : realtime_ns());
+
+	w_key(&w, "kernel");
+	w_open(&w, '{');
+	w_key_str(&w, "generation", doc->kernel_generation);
+	w_key(&w, "crng_ready");
+	w_puts(&w, doc->crng_ready ? "true" : "false");
+	w_close(&w, '}');
+
+	w_key(&w, "kernel_hwrng");
+	w_open(&w, '{');
+	w_key_str(&w, "mode", doc->kernel_hwrng_mode ? doc->kernel_hwrng_mode : "leave");
+	w_key_str(&w, "takeover", doc->kernel_hwrng_takeover ? doc->kernel_hwrng_takeover : "none");
+	w_key_str(&w, "backend", backend && backend[0] ? backend : NULL);
+	w_close(&w, '}');
+
+	w_key(&w, "feed");
+	w_open(&w, '{');
+	w_key_uint(&w, "feeds", doc->feeds);
+	w_key_uint(&w, "bytes_fed", doc->bytes_fed);
+	w_key_uint(&w, "bits_credited", doc->bits_credited);
+	w_key_uint(&w, "reseeds", doc->reseeds);
+	w_key_time(&w, "last_feed", doc->last_feed);
+	w_key_uint(&w, "interval", doc->feed_interval);
+	w_close(&w, '}');
+
+	w_key(&w, "sources");
+	w_open(&w, '[');
+	for (size_t i = 0; i < doc->n_sources; i++) {
+		w_next(&w);
+		w_source(&w, &doc->sources[i]);
 	}
-	w_puts(&w, doc->n_sources ? "\n  ]\n}\n" : "]\n}\n");
-	w_flush(&w);
+	w_close(&w, ']');
+	w_close(&w, '}');
+	w_put(&w, "\n", 1);
+	if (w.err == 0)
+		w_flush(&w);
 	return w.err;
 }
 

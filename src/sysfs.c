@@ -16,22 +16,54 @@
 #include "sysfs.h"
 #include "util.h"
 
+/*
+ * dir/attr, in the caller's short buffer when it fits (every real sysfs path does), else
+ * in a string of its own; NULL when out of memory. Not a PATH_MAX buffer: the start reads
+ * sysfs on the main thread, and 4 KiB there was a page of its stack. Free with
+ * attr_path_free().
+ */
+#define ATTR_PATH_BUF 192
+
+static char *attr_path(char *buf, size_t size, const char *dir, const char *attr)
+{
+	int n = snprintf(buf, size, "%s/%s", dir, attr);
+	char *p;
+
+	if (n < 0)
+		return NULL;
+	if ((size_t)n < size)
+		return buf;
+	return asprintf(&p, "%s/%s", dir, attr) < 0 ? NULL : p;
+}
+
+static void attr_path_free(char *path, const char *buf)
+{
+	if (path != buf)
+		free(path);
+}
+
 int sysfs_read(const char *dir, const char *attr, char *buf, size_t size)
 {
-	char path[PATH_MAX];
+	char pbuf[ATTR_PATH_BUF], *path = attr_path(pbuf, sizeof(pbuf), dir, attr);
+	int r;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
-		return -ENAMETOOLONG;
-	return (int)read_text_file(path, buf, size);
+	if (!path)
+		return -ENOMEM;
+	r = (int)read_text_file(path, buf, size);
+	attr_path_free(path, pbuf);
+	return r;
 }
 
 int sysfs_write(const char *dir, const char *attr, const char *value)
 {
-	char path[PATH_MAX];
+	char pbuf[ATTR_PATH_BUF], *path = attr_path(pbuf, sizeof(pbuf), dir, attr);
+	int r;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
-		return -ENAMETOOLONG;
-	return write_text_file(path, value);
+	if (!path)
+		return -ENOMEM;
+	r = write_text_file(path, value);
+	attr_path_free(path, pbuf);
+	return r;
 }
 
 bool sysfs_is_misc_hwrng(const struct stat *st)
@@ -107,16 +139,19 @@ static bool on_sysfs(int fd)
 
 int sysfs_open_checked(const char *dir, const char *attr, int flags)
 {
-	char path[PATH_MAX];
+	char pbuf[ATTR_PATH_BUF], *path = attr_path(pbuf, sizeof(pbuf), dir, attr);
 	struct stat st;
 	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, attr) >= sizeof(path))
-		return -ENAMETOOLONG;
+	if (!path)
+		return -ENOMEM;
 	/* No O_TRUNC: nothing may change before the file is known to be sysfs's. */
 	fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return -errno;
+		fd = -errno;
+	attr_path_free(path, pbuf);
+	if (fd < 0)
+		return fd;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;

@@ -9,12 +9,15 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -73,24 +76,35 @@ void x86_rand_pause(void)
 	n_pauses++;
 }
 
-FILE *__real_fopen(const char *path, const char *mode);
-FILE *__wrap_fopen(const char *path, const char *mode);
+int __real_open(const char *path, int flags, ...);
+int __wrap_open(const char *path, int flags, ...);
 
-FILE *__wrap_fopen(const char *path, const char *mode)
+/* /proc/cpuinfo, two processors' worth, from a memory file; other paths are opened. */
+int __wrap_open(const char *path, int flags, ...)
 {
-	static char text[512];
+	static char text[4096];
+	va_list ap;
+	mode_t mode;
+	int fd, n;
 
+	va_start(ap, flags);
+	mode = (flags & O_CREAT) ? va_arg(ap, mode_t) : 0;
+	va_end(ap);
 	if (strcmp(path, X86_RAND_CPUINFO) != 0)
-		return __real_fopen(path, mode);
+		return __real_open(path, flags, mode);
 	if (!cpu.flags) {
 		errno = EACCES;
-		return NULL;
+		return -1;
 	}
-	snprintf(text, sizeof(text),
-		 "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: %s\n"
-		 "bugs\t\t: spectre_v1\n\nprocessor\t: 1\nflags\t\t: %s\n",
-		 cpu.flags, cpu.flags);
-	return fmemopen(text, strlen(text), "r");
+	n = snprintf(text, sizeof(text),
+		     "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: %s\n"
+		     "bugs\t\t: spectre_v1\n\nprocessor\t: 1\nflags\t\t: %s\n",
+		     cpu.flags, cpu.flags);
+	fd = memfd_create("cpuinfo", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, (size_t)n), n);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
 }
 
 /* ---- helpers ---- */
@@ -198,6 +212,28 @@ static void test_detect_reasons(void **state)
 	assert_int_equal(probe(&source_rdseed, why, sizeof(why)), -ENODEV);
 	cpu.flags = "fpu rdseed rdrand";
 	assert_int_equal(probe(&source_rdrand, why, sizeof(why)), 0);
+	/*
+	 * A long line (a CPU of today has 150 flags): the flags it ends with are read in a
+	 * second piece, and "rdseed" is split between the two ("rds" and "eed": the file is
+	 * read 512 bytes at a time).
+	 */
+	{
+		static char long_line[1200];
+		size_t at = 512 - strlen("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: ") - 3;
+
+		memset(long_line, 'x', sizeof(long_line) - 1);
+		for (size_t i = 3; i < at; i += 8)
+			long_line[i] = ' ';
+		long_line[at - 1] = ' ';
+		memcpy(long_line + at, "rdseed ", 7);
+		memcpy(long_line + sizeof(long_line) - 8, " rdrand", 7);
+		long_line[sizeof(long_line) - 1] = '\0';
+		cpu.flags = long_line;
+		assert_int_equal(probe(&source_rdseed, why, sizeof(why)), 0);
+		assert_int_equal(probe(&source_rdrand, why, sizeof(why)), 0);
+		long_line[at + 2] = 'S'; /* "rdSeed": not the flag */
+		assert_int_equal(probe(&source_rdseed, why, sizeof(why)), -ENODEV);
+	}
 
 	cpu.flags = NULL;
 	assert_int_equal(probe(&source_rdrand, why, sizeof(why)), -EACCES);

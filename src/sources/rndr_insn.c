@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <sys/utsname.h>
 
 #include "sources/rndr.h"
 
@@ -59,12 +58,27 @@ bool rndr_step(enum rndr_insn insn, uint64_t *v)
 
 #else /* not arm64, or compiled out: rndr.c's stub answers for the latter */
 
+/* The architecture this build is for (the kernel's, uname(), may be wider: i386 on x86_64). */
+#if defined(__x86_64__)
+#define BUILD_ARCH "x86_64"
+#elif defined(__i386__)
+#define BUILD_ARCH "i386"
+#elif defined(__arm__)
+#define BUILD_ARCH "arm"
+#elif defined(__s390x__)
+#define BUILD_ARCH "s390x"
+#elif defined(__powerpc64__)
+#define BUILD_ARCH "ppc64"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define BUILD_ARCH "riscv64"
+#else
+#define BUILD_ARCH "another architecture"
+#endif
+
 int rndr_detect(char *why, size_t len)
 {
-	struct utsname u;
-
 	snprintf(why, len, "not compiled in for this architecture (arm64 only; this is %s)",
-		 uname(&u) == 0 ? u.machine : "another architecture");
+		 BUILD_ARCH);
 	return -EOPNOTSUPP;
 }
 

@@ -21,9 +21,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sources/cpu_words.h"
 #include "sources/x86_rand.h"
@@ -39,32 +42,74 @@ static const char *insn_name(enum x86_rand_insn insn)
 	return insn == X86_RDSEED ? "RDSEED" : "RDRAND";
 }
 
-/* 1 when the first "flags" line of /proc/cpuinfo names flag, 0 when not, or -errno. */
+/*
+ * 1 when the first "flags" line of /proc/cpuinfo names flag, 0 when not, or -errno.
+ *
+ * Read a piece at a time and matched a byte at a time, so a word split between two reads is
+ * one word: no stdio (its FILE, buffer and getline() line were a kilobyte and a half of the
+ * daemon's heap, and its code pages of libc, for one look at one line at start).
+ */
 static int kernel_flag(const char *flag)
 {
-	FILE *f = fopen(X86_RAND_CPUINFO, "re");
-	size_t n = 0, fl = strlen(flag);
-	char *line = NULL;
+	enum { KEY, OTHER_LINE, FLAGS } where = KEY;
+	size_t fl = strlen(flag), col = 0, wlen = 0;
+	bool key_ok = true, word_ok = true;
 	int r = -ENOENT; /* no flags line at all */
+	char buf[512];
+	ssize_t n;
+	int fd = open(X86_RAND_CPUINFO, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	while (getline(&line, &n, f) >= 0) {
-		char *p;
-
-		if (strncmp(line, "flags", 5) != 0 || !(p = strchr(line, ':')))
-			continue;
-		for (r = 0; !r && (p = strstr(p, flag));) {
-			char after = p[fl];
-
-			r = (p[-1] == ' ' || p[-1] == ':') &&
-			    (after == ' ' || after == '\n' || after == '\0');
-			p += fl;
+	while (r == -ENOENT && (n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
 		}
-		break;
+		for (ssize_t i = 0; i < n && r == -ENOENT; i++) {
+			char c = buf[i];
+
+			switch (where) {
+			case KEY: /* the line's name: "flags", then anything up to ':' */
+				if (c == '\n') {
+					col = 0;
+					key_ok = true;
+				} else if (c == ':') {
+					where = key_ok && col >= 5 ? FLAGS : OTHER_LINE;
+				} else {
+					key_ok = key_ok && (col >= 5 || c == "flags"[col]);
+					col++;
+				}
+				break;
+			case OTHER_LINE:
+				if (c == '\n') {
+					where = KEY;
+					col = 0;
+					key_ok = true;
+				}
+				break;
+			case FLAGS: /* words between spaces; the line's end ends the search */
+				if (c == ' ' || c == '\n') {
+					if (wlen == fl && word_ok)
+						r = 1;
+					else if (c == '\n')
+						r = 0;
+					wlen = 0;
+					word_ok = true;
+				} else {
+					word_ok = word_ok && wlen < fl && c == flag[wlen];
+					wlen++;
+				}
+				break;
+			}
+		}
 	}
-	free(line);
-	fclose(f);
+	/* The file's end in the middle of the flags line ends its last word. */
+	if (r == -ENOENT && where == FLAGS)
+		r = wlen == fl && word_ok;
+	close(fd);
 	return r;
 }
 
