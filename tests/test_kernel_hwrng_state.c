@@ -358,6 +358,32 @@ static void test_sysfs_checked(void **state)
 	assert_string_equal(get_at(run, "rng_quality"), "7");
 }
 
+/* A directory longer than sysfs.c's path buffer: the path is allocated, not cut. */
+static void test_sysfs_long_dir(void **state)
+{
+	char dir[PATH_MAX + 256], buf[64];
+	size_t n = strlen(run);
+	int fd;
+
+	(void)state;
+	memcpy(dir, run, n);
+	dir[n] = '/';
+	memset(dir + n + 1, 'd', 230);
+	dir[n + 1 + 230] = '\0';
+	assert_true(strlen(dir) > 200);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	put_at(dir, "rng_current", "virtio_rng.0\n");
+	assert_int_equal(sysfs_read(dir, "rng_current", buf, sizeof(buf)), 12);
+	assert_string_equal(buf, "virtio_rng.0");
+	put_at(dir, "rng_quality", "0\n");
+	assert_int_equal(sysfs_write(dir, "rng_quality", "7"), 0);
+	assert_string_equal(get_at(dir, "rng_quality"), "7");
+	fd = sysfs_open_checked(dir, "rng_current", O_RDONLY);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(sysfs_read(dir, "missing", buf, sizeof(buf)), -ENOENT);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -392,6 +418,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_read_small, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sysfs_long_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_grant_and_restore, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_restore_without_record, setup, teardown),
 	};
