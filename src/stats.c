@@ -44,16 +44,20 @@ static void format_time(uint64_t ns, char *buf, size_t len)
  * member on its own line, two spaces a level, `"key": value`, the closing bracket on the
  * parent's indent, "{}" and "[]" when empty); tests/test_stats.c checks the file against
  * json_dumps() of the document read back. jansson reads it (--status, stats_load_status()),
- * but no longer writes it: a tree of the document raised the top of the heap for a moment
- * every status-interval, and its code and tables were 48 kB of the daemon's resident pages
- * for the one text it made (bench/README.md, footprint).
+ * but no longer writes it: the trees of the values raised the top of the heap for a moment
+ * every status-interval, and its tables (12 kB) were resident for the one text it made
+ * (bench/README.md, footprint).
  */
 #define MAX_DEPTH 4
 
+/*
+ * Its 4 KiB buffer is no new stack: write_atomic() has just returned from open_dir_of()'s
+ * PATH_MAX array at the same depth (the deepest stack of a daemon is feed(), daemon.c).
+ */
 struct writer {
 	int fd;
-	int err;	    /* the first failure's -errno; nothing is written after it */
-	unsigned int depth; /* of the object or array open now; 0 outside the document */
+	int err;		   /* the first failure's -errno; nothing is written after it */
+	unsigned int depth;	   /* of the object or array open now; 0 outside the document */
 	bool empty[MAX_DEPTH + 1]; /* nothing in the object or array at that depth yet */
 	size_t len;
 	char buf[4096];
@@ -148,14 +152,30 @@ static void w_str(struct writer *w, const char *s)
 			continue;
 		}
 		switch (*p) {
-		case '"': e = "\\\""; break;
-		case '\\': e = "\\\\"; break;
-		case '\b': e = "\\b"; break;
-		case '\f': e = "\\f"; break;
-		case '\n': e = "\\n"; break;
-		case '\r': e = "\\r"; break;
-		case '\t': e = "\\t"; break;
-		default: elen = sizeof(esc); break;
+		case '"':
+			e = "\\\"";
+			break;
+		case '\\':
+			e = "\\\\";
+			break;
+		case '\b':
+			e = "\\b";
+			break;
+		case '\f':
+			e = "\\f";
+			break;
+		case '\n':
+			e = "\\n";
+			break;
+		case '\r':
+			e = "\\r";
+			break;
+		case '\t':
+			e = "\\t";
+			break;
+		default:
+			elen = sizeof(esc);
+			break;
 		}
 		w_put(w, (const char *)run, (size_t)(p - run));
 		w_put(w, e, elen);
