@@ -657,33 +657,11 @@ write:
 }
 
 /*
- * The poll timeout, given the one the rest of the loop wants. Blocks waiting and wanted
- * now (output, test, CRNG not ready): do not sleep. Streaming waits for a batch: with part
- * of one there, until its deadline; with nothing there, until the first block comes, or,
- * while the sources keep up (the last write was a full batch), STREAM_FLUSH_NS at most, so
- * that a fast source wakes us once per batch instead of twice.
- */
-static int wait_timeout(struct daemon *d, int timeout)
-{
-	bool deadline = d->want_more && d->batch > 1 && (d->partial_since || d->stream_fast);
-	uint64_t now, due;
-	int left;
-
-	if (!source_set_prepare_wait(d->set, d->want_more ? d->batch : 1, !deadline))
-		return d->want_more ? 0 : timeout;
-	if (!deadline)
-		return timeout;
-	now = now_ns();
-	due = (d->partial_since ? d->partial_since : now) + STREAM_FLUSH_NS;
-	left = now >= due ? 0 : (int)((due - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
-	return timeout < 0 || left < timeout ? left : timeout;
-}
-
-/*
  * poll()'s timeout for a deadline (CLOCK_MONOTONIC ns, UINT64_MAX: none) and the one the
  * rest of the loop wants. The tick and a STATUS= kept back are deadlines rather than
- * timerfds, whose expiry costs one more read() each time. Rounded up to the millisecond,
- * so that the wait never ends before the deadline.
+ * timerfds, whose expiry costs one more read() each time; a streaming batch's flush is one
+ * too (wait_timeout()). Rounded up to the millisecond, so that the wait never ends before
+ * the deadline.
  */
 static int timeout_until(uint64_t at, int timeout)
 {
@@ -695,6 +673,25 @@ static int timeout_until(uint64_t at, int timeout)
 	left = at > now ? at - now : 0;
 	ms = (int)MIN((left + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC, (uint64_t)INT_MAX);
 	return timeout < 0 || ms < timeout ? ms : timeout;
+}
+
+/*
+ * The poll timeout, given the one the rest of the loop wants. Blocks waiting and wanted
+ * now (output, test, CRNG not ready): do not sleep. Streaming waits for a batch: with part
+ * of one there, until its deadline; with nothing there, until the first block comes, or,
+ * while the sources keep up (the last write was a full batch), STREAM_FLUSH_NS at most, so
+ * that a fast source wakes us once per batch instead of twice.
+ */
+static int wait_timeout(struct daemon *d, int timeout)
+{
+	bool deadline = d->want_more && d->batch > 1 && (d->partial_since || d->stream_fast);
+
+	if (!source_set_prepare_wait(d->set, d->want_more ? d->batch : 1, !deadline))
+		return d->want_more ? 0 : timeout;
+	if (!deadline)
+		return timeout;
+	return timeout_until((d->partial_since ? d->partial_since : now_ns()) + STREAM_FLUSH_NS,
+			     timeout);
 }
 
 /* Whether the tick is due, and the next one set (one a period; missed ones are not run). */
