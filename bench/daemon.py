@@ -389,6 +389,7 @@ def stop_latency(argv, settle, sig=signal.SIGTERM):
 
 
 STOP_ROUNDS = 20
+STOP_FLOOR = "floor: sleep 60"
 
 
 def bench_stop(args):
@@ -400,7 +401,7 @@ def bench_stop(args):
     variants = (
         ("rngd", [args.rngd, "-f", "-q"], signal.SIGTERM),
         ("rng-tools5 rngd", [PEER_RNGD, "-f", "-r", "/dev/hwrng"], signal.SIGTERM),
-        ("floor: sleep 60", ["sleep", "60"], signal.SIGTERM),
+        (STOP_FLOOR, ["sleep", "60"], signal.SIGTERM),
         ("floor: rngd by SIGKILL, nothing to undo",
          [args.rngd, "-f", "-q", "--kernel-hwrng=leave", "-O", "rngd:status-file:"],
          signal.SIGKILL),
@@ -409,17 +410,18 @@ def bench_stop(args):
     for _ in range(STOP_ROUNDS):
         for name, argv, sig in variants:
             runs[name].append(stop_latency(argv, 0.3, sig))
+
     def median(name):
         ok = [r[0] for r in runs[name] if r[0] is not None]
         return statistics.median(ok) if ok else float("nan")
 
-    floor = median(variants[2][0])
+    floor = median(STOP_FLOOR)
     for name, _, _ in variants:
         lat = [r[0] for r in runs[name]]
         ok = [x for x in lat if x is not None]
         hung = len(lat) - len(ok)
         med = median(name)
-        above = "" if name == variants[2][0] else f" ({(med - floor) * 1000:+.1f} ms on sleep's)"
+        above = "" if name == STOP_FLOOR else f" ({(med - floor) * 1000:+.1f} ms on sleep's)"
         worst = max(ok) * 1000 if ok else float("nan")
         rss = [r[1] for r in runs[name]]
         print(f"stop latency, {STOP_ROUNDS} starts and stops (taking turns): {name}: max "
