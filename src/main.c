@@ -28,7 +28,6 @@
 #include "import.h"
 #include "kernel_hwrng_root.h"
 #include "log.h"
-#include "metrics.h"
 #include "notify.h"
 #include "pidfile.h"
 #include "privs.h"
@@ -186,13 +185,40 @@ static int show_source_options(const char *name)
 }
 
 /*
- * --status [--json | --format=F]: the running daemon's status file, for people, as it is,
- * or as metrics for Prometheus.
+ * The status helper: beside this program when that is where it was built (a build tree's
+ * rngd runs its own), else where it is installed. A path that does not fit is not looked
+ * at.
  */
-static int show_status(const struct options *o, const struct conf *conf)
+static _noinline_ void status_helper_path(char *buf, size_t size)
 {
-	struct status_loaded s;
-	int r;
+	ssize_t n = readlink("/proc/self/exe", buf, size);
+	char *slash;
+
+	if (n > 0 && (size_t)n < size) {
+		buf[n] = '\0';
+		slash = strrchr(buf, '/');
+		if (slash && (size_t)(slash + 1 - buf) + sizeof(STATUS_HELPER) <= size) {
+			memcpy(slash + 1, STATUS_HELPER, sizeof(STATUS_HELPER));
+			if (access(buf, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(buf, size, "%s", PKGLIBEXECDIR "/" STATUS_HELPER);
+}
+
+/*
+ * --status [--json | --format=F]: the running daemon's status file, for people, as it is,
+ * or as metrics for Prometheus. The daemon does not link jansson, which reads it: the
+ * helper (src/status_main.c) does, run here in this process's place.
+ */
+static _noinline_ int show_status(const struct options *o, const struct conf *conf)
+{
+	static const char *const formats[] = {
+		[STATUS_FORMAT_TABLE] = "table",
+		[STATUS_FORMAT_JSON] = "json",
+		[STATUS_FORMAT_METRICS] = "openmetrics",
+	};
+	char helper[PATH_MAX];
 
 	if (!conf->status_file) {
 		log_error(
@@ -200,14 +226,12 @@ static int show_status(const struct options *o, const struct conf *conf)
 			"to show");
 		return EXIT_RUNTIME;
 	}
-	if (o->status_format != STATUS_FORMAT_METRICS)
-		r = stats_print_status(conf->status_file, o->status_format == STATUS_FORMAT_JSON,
-				       stdout);
-	else if ((r = stats_load_status(conf->status_file, &s)) == 0) {
-		r = metrics_format(&s.doc, stdout);
-		stats_status_free(&s);
-	}
-	return r < 0 || fflush(stdout) != 0 ? EXIT_RUNTIME : 0;
+	status_helper_path(helper, sizeof(helper));
+	log_flush();
+	execv(helper, (char *[]){ helper, (char *)formats[o->status_format],
+				  (char *)conf->status_file, NULL });
+	log_error("--status: cannot run '%s': %m", helper);
+	return EXIT_RUNTIME;
 }
 
 /* --check-config and -l: the set is built (every key validated), then said or listed. */

@@ -123,6 +123,9 @@ int stats_remove_status(const char *path);
 int stats_prepare_dir(const char *path, uid_t uid, gid_t gid);
 
 /*
+ * Reading the document back (stats_read.c, jansson): linked by the status helper and the
+ * tests, never by the daemon.
+ *
  * `rngd --status`: read the document at path and print it to out, as a table for people
  * or (json true) as the JSON document itself. Problems are logged as one error line naming
  * the file: -ENOENT missing (daemon not running?), -EBADMSG not valid JSON or not a status

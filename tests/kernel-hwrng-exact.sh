@@ -91,7 +91,7 @@ fi
 # the administrator (or watch) lowers rng_quality to 0, rngd credits 0 too.
 status() { # fed and credited bits of the daemon with status dir $1: "FED BITS"
 	local j
-	j=$("$RNGD" -c "$T/conf" -O "rngd:status-file:$1/status.json" --status --json 2>/dev/null)
+	j=$("$top_builddir/rngd" -c "$T/conf" -O "rngd:status-file:$1/status.json" --status --json 2>/dev/null)
 	echo "$(sed -n 's/^    "bytes_fed": \([0-9]*\),/\1/p' <<<"$j") $(sed -n 's/^    "bits_credited": \([0-9]*\),/\1/p' <<<"$j")"
 }
 fed_without_credit() { # new bytes fed since the snapshot in $s0, none of them credited

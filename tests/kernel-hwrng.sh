@@ -28,14 +28,14 @@ for sig in TERM INT; do
 		# quality, not at the 0 in sysfs (the hwrng source re-reads rng_quality each second).
 		credited() {
 			local j fed bits
-			j=$("$RNGD" -c "$T/conf" -O "rngd:status-file:$run/status.json" --status --json 2>/dev/null)
+			j=$("$top_builddir/rngd" -c "$T/conf" -O "rngd:status-file:$run/status.json" --status --json 2>/dev/null)
 			fed=$(sed -n 's/^    "bytes_fed": \([0-9]*\),/\1/p' <<<"$j")
 			bits=$(sed -n 's/^    "bits_credited": \([0-9]*\),/\1/p' <<<"$j")
 			[ "${fed:-0}" -ge 192 ] && [ "$bits" = $((fed * 8 * orig / 1024)) ]
 		}
 		wait_until 30 credited &&
 			ok "take-over: rngd credits the device at $orig after its tests, not at 0" ||
-			fail "take-over credit: $("$RNGD" -c "$T/conf" -O "rngd:status-file:$run/status.json" --status)"
+			fail "take-over credit: $("$top_builddir/rngd" -c "$T/conf" -O "rngd:status-file:$run/status.json" --status)"
 	fi
 	stop "$sig"
 	if [ "$rc" = 0 ] && quality_is "$orig" && [ ! -e "$state" ] &&

@@ -175,6 +175,47 @@ test_status_disabled() {
 		fail "--status with status-file disabled: exit $rc: $out"
 }
 
+# --status runs the helper beside the daemon's binary (else the installed one), and the
+# daemon does not link jansson: only the helper reads JSON (bench/README.md, footprint).
+test_status_helper() {
+	local helper=$top_builddir/rngd-status out rc
+	if emulated; then
+		skip "status helper: under $RNGD_EMU, rngd would exec a foreign helper (no binfmt handler)"
+		return
+	fi
+	if ! command -v readelf >/dev/null; then
+		skip "status helper: no readelf to read the daemon's libraries"
+	elif readelf -d "$RNGD" | grep -q 'NEEDED.*libjansson'; then
+		fail "the daemon links jansson: $(readelf -d "$RNGD" | grep NEEDED | tr -s ' ' | tr '\n' ' ')"
+	else
+		ok "the daemon does not link jansson"
+	fi
+	out=$("$helper" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && [[ $out == *usage* ]] && ok "rngd-status without arguments: exit 2 ($out)" ||
+		fail "rngd-status without arguments: exit $rc, want 2: $out"
+	out=$("$helper" yaml "$T/none.json" 2>&1)
+	rc=$?
+	[ $rc -eq 2 ] && [[ $out == *"unknown format 'yaml'"* ]] &&
+		ok "rngd-status yaml: exit 2 ($out)" || fail "rngd-status yaml: exit $rc, want 2: $out"
+	out=$("$RNGD" --status -c "$EMPTY" -O "rngd:status-file:$T/none.json" 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && [[ $out == *"$T/none.json"*"is rngd running?"* ]] &&
+		ok "--status through the helper, no status file: exit 1 ($out)" ||
+		fail "--status through the helper, no status file: exit $rc, want 1: $out"
+	# A daemon binary without its helper beside it, and none installed: a clear error.
+	mkdir -p "$T/alone" && cp "$RNGD" "$T/alone/rngd" || { fail "cannot copy $RNGD"; return; }
+	out=$("$T/alone/rngd" --status -c "$EMPTY" -O "rngd:status-file:$T/none.json" 2>&1)
+	rc=$?
+	if [[ $out == *"cannot run '"*"rngd-status'"* ]] && [ $rc -eq 1 ]; then
+		ok "--status without its helper: exit 1 ($out)"
+	elif [[ $out == *"is rngd running?"* ]]; then
+		skip "--status without its helper: one is installed where this build looks ($out)"
+	else
+		fail "--status without its helper: exit $rc, want 1 and 'cannot run': $out"
+	fi
+}
+
 # Background daemons on an idle FIFO (no writer: nothing to feed, nothing read from the
 # hwrng), each with its own pid and status file. Prints nothing; $! is not the daemon.
 bg_rngd() { # pid-file status-file [more options]
@@ -405,6 +446,7 @@ test_sync_signals() {
 }
 
 test_status_disabled
+test_status_helper
 test_error_causes
 test_sync_signals
 test_pid_file
