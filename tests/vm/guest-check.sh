@@ -94,6 +94,11 @@ boot_checks() {
 		eval 'grep -q "RNGD_SOURCE=hwrng" <<<"$v" && grep -q "RNGD_EVENT=" <<<"$v" &&
 			grep -q "MESSAGE_ID=" <<<"$v"'
 	check "rngd runs as user rngd" eval '[ "$(ps -o user= -p "$(prop rngd.service MainPID)")" = rngd ]'
+	# The installed rngd execs the installed helper (/usr/libexec/rngd/rngd-status).
+	check "rngd --status: the running daemon's table, through the installed helper" \
+		eval 'rngd --status >/tmp/rngd-status.txt 2>&1 && grep -q "^SOURCE " /tmp/rngd-status.txt &&
+			grep -q "pid $(prop rngd.service MainPID)," /tmp/rngd-status.txt'
+	info "rngd --status: $(head -1 /tmp/rngd-status.txt)"
 }
 
 lifecycle_checks() {
