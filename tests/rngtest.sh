@@ -274,7 +274,10 @@ ok "empty and short input"
 for sig in INT TERM; do
 	rm -f fifo
 	mkfifo fifo
-	"$R" -b 1 <fifo 2>err &
+	# err is truncated before the FIFO's open blocks: the open returns only when exec 3>fifo
+	# below does, so the waits below never read the last case's err (g0 fits in the pipe, so
+	# cat returns at once; in the other order the child truncated err after the first grep).
+	"$R" -b 1 2>err <fifo &
 	rpid=$!
 	pids="$rpid"
 	exec 3>fifo
@@ -300,7 +303,7 @@ done
 # ---- -t: statistics while waiting for input ----
 rm -f fifo
 mkfifo fifo
-"$R" -t 1 <fifo 2>err &
+"$R" -t 1 2>err <fifo & # err first, as above
 rpid=$!
 pids="$rpid"
 exec 3>fifo
